@@ -1,0 +1,335 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import { Digest } from "effect/crypto"
+import { digestOf, isWellFormedKey } from "./domain/ApiKey.ts"
+import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
+import { isNameDisclosed } from "./domain/Disclosure.ts"
+import {
+  type EndError,
+  type ExtendError,
+  type HoldError,
+  HoldNotFound,
+  HoldsRequirePro,
+  InvalidRequest,
+  type ListError,
+  ListingNotFound,
+  QuotaExhausted,
+  RevealRequired,
+  type RevealError,
+  Unauthorized,
+  UpgradeRequired
+} from "./domain/errors.ts"
+import {
+  ENDED_HOLD_LISTING_MS,
+  type HoldList,
+  type HoldOutcome,
+  type HoldRecord,
+  type HoldResponse,
+  toHoldView
+} from "./domain/Hold.ts"
+import { type AccountId, isListingId } from "./domain/Ids.ts"
+import {
+  type HoldState,
+  isTombstone,
+  type ListingRecord,
+  type ListingView,
+  type PageView,
+  type RevealedListingView,
+  toListingView,
+  toTombstoneView,
+  type TombstoneView
+} from "./domain/Listing.ts"
+import { decodeListQuery, type RawQuery } from "./domain/ListQuery.ts"
+import type { MeView } from "./domain/Me.ts"
+import { effectivePlan, extensionMs, type PlanLimits } from "./domain/Plan.ts"
+import { allowanceAt, planReveal, remainingReveals } from "./domain/RevealLedger.ts"
+import { type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain/Time.ts"
+import { AvailabilityCheck } from "./ports/AvailabilityCheck.ts"
+import { HoldStore } from "./ports/HoldStore.ts"
+import { KeyStore, type KeyRecord } from "./ports/KeyStore.ts"
+import { ListingStore } from "./ports/ListingStore.ts"
+import type { RateDecision } from "./ports/RateLimiter.ts"
+import { RevealStore } from "./ports/RevealStore.ts"
+
+/** An authenticated call: the key, its account, and that account's plan as resolved for this request. */
+export interface Caller {
+  readonly accountId: AccountId
+  readonly plan: PlanLimits
+  readonly key: KeyRecord
+}
+
+/** `last_used_at` is written at most this often per key, so reads do not turn into writes. */
+export const KEY_TOUCH_INTERVAL_MS = MINUTE
+
+/**
+ * The directory's use cases, for the REST server, the MCP tools and any service that embeds
+ * the core. Every method takes an authenticated caller and returns domain values or tagged
+ * domain errors; none of them knows HTTP.
+ */
+export class Directory extends Context.Service<Directory, {
+  /** Resolves a bearer secret to a caller; the plan is read afresh on every call. */
+  readonly authenticate: (secret: string | undefined) => Effect.Effect<Caller, Unauthorized>
+  readonly me: (caller: Caller, rate: RateDecision) => Effect.Effect<MeView>
+  readonly list: (caller: Caller, query: RawQuery) => Effect.Effect<PageView, ListError>
+  readonly get: (caller: Caller, id: string) => Effect.Effect<ListingView, ListingNotFound>
+  readonly reveal: (caller: Caller, id: string) => Effect.Effect<RevealedListingView, RevealError>
+  readonly hold: (caller: Caller, id: string) => Effect.Effect<HoldResponse, HoldError>
+  readonly extend: (caller: Caller, holdId: string) => Effect.Effect<HoldResponse, ExtendError>
+  readonly end: (caller: Caller, holdId: string, outcome: HoldOutcome) => Effect.Effect<HoldResponse, EndError>
+  readonly holds: (caller: Caller) => Effect.Effect<HoldList>
+}>()("@dropshelf/core/Directory") {
+  /** Needs every storage port, the availability check, the cursor codec and `Digest`. */
+  static readonly layer = Layer.effect(
+    Directory,
+    Effect.gen(function*() {
+      const listings = yield* ListingStore
+      const reveals = yield* RevealStore
+      const holdStore = yield* HoldStore
+      const keys = yield* KeyStore
+      const availability = yield* AvailabilityCheck
+      const cursors = yield* CursorCodec
+      const digestService = yield* Digest.Digest
+      const digest = (secret: string) => digestOf(secret).pipe(Effect.provideService(Digest.Digest, digestService))
+
+      const authenticate = Effect.fn("Directory.authenticate")(function*(secret: string | undefined) {
+        if (secret === undefined || secret.length === 0) {
+          return yield* new Unauthorized({ message: "An API key is required: send Authorization: Bearer <API_KEY>" })
+        }
+        if (!isWellFormedKey(secret)) return yield* new Unauthorized({ message: "The API key is malformed" })
+        const found = yield* keys.findByDigest(yield* digest(secret))
+        if (found === undefined) return yield* new Unauthorized({ message: "The API key is not known" })
+        if (found.key.revokedAt !== null) return yield* new Unauthorized({ message: "The API key has been revoked" })
+        const now = yield* Clock.currentTimeMillis
+        if (found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS) {
+          yield* keys.touch(found.key.id, now)
+        }
+        return {
+          accountId: found.account.id,
+          plan: effectivePlan(found.account.plan),
+          key: found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS
+            ? { ...found.key, lastUsedAt: now }
+            : found.key
+        } satisfies Caller
+      })
+
+      const me = Effect.fn("Directory.me")(function*(caller: Caller, rate: RateDecision) {
+        const now = yield* Clock.currentTimeMillis
+        const used = yield* reveals.usedIn(caller.accountId, monthOf(now))
+        return {
+          plan: caller.plan.name,
+          reveals: {
+            limit: caller.plan.revealsPerMonth,
+            remaining: remainingReveals(caller.plan, used),
+            used,
+            resets_at: toIso(startOfNextMonth(now))
+          },
+          rate_limit: { limit: rate.limit, remaining: rate.remaining },
+          sync_feed: caller.plan.sinceFeed,
+          key: {
+            name: caller.key.name,
+            prefix: caller.key.prefix,
+            created_at: toIso(caller.key.createdAt),
+            last_used_at: caller.key.lastUsedAt === null ? null : toIso(caller.key.lastUsedAt)
+          }
+        } satisfies MeView
+      })
+
+      const isVisible = (caller: Caller, listing: ListingRecord, now: Instant) =>
+        listing.status === "active" && listing.discoveredAt <= now - caller.plan.accessDelayMs
+
+      const findVisible = Effect.fnUntraced(function*(caller: Caller, id: string, now: Instant) {
+        if (!isListingId(id)) return yield* new ListingNotFound({ listingId: id })
+        const listing = yield* listings.find(id)
+        if (listing === undefined || !isVisible(caller, listing, now)) {
+          return yield* new ListingNotFound({ listingId: id })
+        }
+        return listing
+      })
+
+      const holdStateFor = (caller: Caller, hold: HoldRecord | undefined): HoldState =>
+        hold === undefined ? "none" : hold.accountId === caller.accountId ? "mine" : "other"
+
+      /** Views of active rows for one reader: two batched look-ups per page, whatever its size. */
+      const viewsFor = Effect.fnUntraced(function*(
+        caller: Caller,
+        rows: ReadonlyArray<ListingRecord>,
+        now: Instant
+      ) {
+        const active = rows.filter((row) => row.status === "active")
+        const ids = active.map((row) => row.id)
+        const running = ids.length === 0 ? new Map<string, HoldRecord>() : yield* holdStore.runningOn(ids, now)
+        const needsLedger = caller.plan.revealsPerMonth !== null
+        const undisclosedIds = needsLedger ? active.filter((row) => row.tier !== "open").map((row) => row.id) : []
+        const revealed = undisclosedIds.length === 0
+          ? new Set<string>()
+          : yield* reveals.revealedAmong(caller.accountId, undisclosedIds)
+        return rows.map((row): ListingView | TombstoneView => {
+          if (isTombstone(row.status)) return toTombstoneView(row)
+          const hold = running.get(row.id)
+          const holdState = holdStateFor(caller, hold)
+          return toListingView(row, {
+            disclosed: isNameDisclosed({ plan: caller.plan, tier: row.tier, holdState, revealed: revealed.has(row.id) }),
+            holdState,
+            holdExpiresAt: hold?.expiresAt ?? null
+          })
+        })
+      })
+
+      const positionAfter = (row: ListingRecord, order: "id" | "latest"): CursorPosition =>
+        order === "id" ? { order, id: row.id } : { order, discoveredAt: row.discoveredAt, id: row.id }
+
+      const list = Effect.fn("Directory.list")(function*(caller: Caller, raw: RawQuery) {
+        const query = yield* Effect.fromResult(decodeListQuery(raw))
+        if (query.since !== undefined && !caller.plan.sinceFeed) {
+          return yield* new UpgradeRequired({
+            feature: "since",
+            message: "The since feed is available on the business plan"
+          })
+        }
+        const categories = query.filters.categories
+        if (categories !== undefined) {
+          const unknown = yield* listings.unknownCategories(categories)
+          if (unknown.length > 0) {
+            return yield* new InvalidRequest({
+              parameter: "category",
+              message: `category accepts codes that listings carry; unknown: ${unknown.join(", ")}`
+            })
+          }
+        }
+        let after: CursorPosition | undefined
+        if (query.cursor !== undefined) {
+          after = yield* cursors.read(query.cursor, query.order)
+          const anchor = yield* listings.find(after.id)
+          if (anchor === undefined) {
+            return yield* new InvalidRequest({
+              parameter: "cursor",
+              message: "cursor names a position the directory no longer holds; start again without cursor"
+            })
+          }
+        }
+        // synced_at is read before any row, so nothing committed after it can be missed next run.
+        const syncedAt = yield* listings.syncedAt
+        const now = yield* Clock.currentTimeMillis
+        const page = yield* listings.page({
+          order: query.order,
+          after,
+          limit: query.limit,
+          filters: query.filters,
+          visibleBefore: now - caller.plan.accessDelayMs,
+          since: query.since,
+          now
+        })
+        const data = yield* viewsFor(caller, page.rows, now)
+        const last = page.rows[page.rows.length - 1]
+        const nextCursor = page.hasMore && last !== undefined
+          ? yield* cursors.issue(positionAfter(last, query.order))
+          : null
+        return { data, next_cursor: nextCursor, has_more: nextCursor !== null, synced_at: toIso(syncedAt) } satisfies PageView
+      })
+
+      const get = Effect.fn("Directory.get")(function*(caller: Caller, id: string) {
+        const now = yield* Clock.currentTimeMillis
+        const listing = yield* findVisible(caller, id, now)
+        const [view] = yield* viewsFor(caller, [listing], now)
+        return view as ListingView
+      })
+
+      const reveal = Effect.fn("Directory.reveal")(function*(caller: Caller, id: string) {
+        const now = yield* Clock.currentTimeMillis
+        let listing = yield* findVisible(caller, id, now)
+        const existing = yield* reveals.find(caller.accountId, listing.id)
+        const running = (yield* holdStore.runningOn([listing.id], now)).get(listing.id)
+        const holdState = holdStateFor(caller, running)
+        const plan = yield* Effect.fromResult(planReveal({
+          plan: caller.plan,
+          tier: listing.tier,
+          existing,
+          heldByOtherUntil: holdState === "other" ? running!.expiresAt : undefined
+        }))
+        const allowance = plan._tag === "First" && plan.charged ? allowanceAt(caller.plan, now) : undefined
+        // A cheap early refusal; the store's conditional charge below is what guarantees the ceiling.
+        if (allowance !== undefined && (yield* reveals.usedIn(caller.accountId, allowance.month)) >= allowance.limit) {
+          return yield* new QuotaExhausted({ resetsAt: startOfNextMonth(now) })
+        }
+        const checked = yield* availability.check(listing.domain)
+        if (checked._tag === "Registered") {
+          yield* listings.delist([listing.id], "delisted")
+          return yield* new ListingNotFound({ listingId: listing.id })
+        }
+        if (checked._tag === "Unregistered") {
+          listing = (yield* listings.stampAvailability(listing.id, checked.checkedAt)) ?? listing
+        }
+        let revealedAt: Instant
+        if (plan._tag === "Repeat") {
+          revealedAt = plan.entry.revealedAt
+        } else {
+          const outcome = yield* reveals.record({
+            accountId: caller.accountId,
+            listingId: listing.id,
+            at: now,
+            charge: allowance
+          })
+          if (outcome._tag === "AllowanceSpent") return yield* new QuotaExhausted({ resetsAt: startOfNextMonth(now) })
+          revealedAt = outcome.entry.revealedAt
+        }
+        const view = toListingView(listing, {
+          disclosed: isNameDisclosed({ plan: caller.plan, tier: listing.tier, holdState, revealed: true }),
+          holdState,
+          holdExpiresAt: running?.expiresAt ?? null
+        })
+        return { ...view, revealed_at: toIso(revealedAt) } satisfies RevealedListingView
+      })
+
+      const holdResponse = Effect.fnUntraced(function*(caller: Caller, hold: HoldRecord, now: Instant) {
+        const active = yield* holdStore.countRunning(caller.accountId, now)
+        return {
+          hold: toHoldView(hold, now, caller.plan),
+          holds: {
+            active,
+            hold_hours: caller.plan.holdHours,
+            limit: caller.plan.concurrentHolds,
+            plan: caller.plan.name
+          }
+        } satisfies HoldResponse
+      })
+
+      const hold = Effect.fn("Directory.hold")(function*(caller: Caller, id: string) {
+        const now = yield* Clock.currentTimeMillis
+        const listing = yield* findVisible(caller, id, now)
+        if (caller.plan.concurrentHolds === 0) return yield* new HoldsRequirePro()
+        const revealed = yield* reveals.find(caller.accountId, listing.id)
+        if (revealed === undefined) return yield* new RevealRequired()
+        const { hold } = yield* holdStore.acquire({ accountId: caller.accountId, listingId: listing.id, plan: caller.plan, now })
+        return yield* holdResponse(caller, hold, now)
+      })
+
+      const extend = Effect.fn("Directory.extend")(function*(caller: Caller, holdId: string) {
+        const now = yield* Clock.currentTimeMillis
+        const own = yield* holdStore.findOwn(caller.accountId, holdId)
+        if (own === undefined) return yield* new HoldNotFound({ holdId })
+        if (caller.plan.concurrentHolds === 0) return yield* new HoldsRequirePro()
+        const extended = yield* holdStore.extend({
+          accountId: caller.accountId,
+          holdId,
+          now,
+          extensionMs: extensionMs(caller.plan)
+        })
+        return yield* holdResponse(caller, extended, now)
+      })
+
+      const end = Effect.fn("Directory.end")(function*(caller: Caller, holdId: string, outcome: HoldOutcome) {
+        const now = yield* Clock.currentTimeMillis
+        const ended = yield* holdStore.end({ accountId: caller.accountId, holdId, now, outcome })
+        return yield* holdResponse(caller, ended, now)
+      })
+
+      const holds = Effect.fn("Directory.holds")(function*(caller: Caller) {
+        const now = yield* Clock.currentTimeMillis
+        const records = yield* holdStore.forAccount(caller.accountId, now - ENDED_HOLD_LISTING_MS, now)
+        return { data: records.map((record) => toHoldView(record, now, caller.plan)) } satisfies HoldList
+      })
+
+      return Directory.of({ authenticate, me, list, get, reveal, hold, extend, end, holds })
+    })
+  )
+}
+

@@ -1,0 +1,82 @@
+import { Result, Schema } from "effect"
+import { Spam, Tier } from "./Listing.ts"
+import { listingIdFromBytes, type ListingId } from "./Ids.ts"
+import { maskHint, wordCount } from "./Masking.ts"
+import type { ListingInput } from "../ports/ListingStore.ts"
+import { type Instant, parseIsoInstant } from "./Time.ts"
+
+const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Count = Schema.NullOr(NonNegativeInt)
+const Percent = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100 }))
+const IsoInstant = Schema.String.check(
+  Schema.makeFilter((text: string) => parseIsoInstant(text) !== undefined || "an ISO 8601 instant with an offset")
+)
+const domainShape = /^(?=.{3,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/
+
+/** One NDJSON line of `dropshelf import`: exact figures in; the API publishes bands only. */
+export const ImportLine = Schema.Struct({
+  id: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9]{8}$/, { description: "8 characters of [A-Za-z0-9]" }))),
+  domain: Schema.String.check(Schema.isPattern(domainShape, { description: "a registrable name in lower case" })),
+  tier: Tier,
+  status: Schema.optionalKey(Schema.Literals(["active", "draft", "blocked"])),
+  discovered_at: Schema.optionalKey(IsoInstant),
+  estimated_value_cents: Schema.optionalKey(NonNegativeInt),
+  category: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, { description: "a category code" })))),
+  age_years: Schema.optionalKey(Count),
+  backlinks: Schema.optionalKey(Count),
+  referring_domains: Schema.optionalKey(Count),
+  snapshots: Schema.optionalKey(Count),
+  domain_authority: Schema.optionalKey(Schema.NullOr(Percent)),
+  directory_score: Schema.optionalKey(Percent),
+  spam: Schema.optionalKey(Spam),
+  linked_by: Schema.optionalKey(Schema.Array(Schema.String)),
+  tags: Schema.optionalKey(Schema.Array(Schema.String)),
+  blurb: Schema.optionalKey(Schema.String),
+  source: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, { description: "a source code" }))),
+  agent_citability: Schema.optionalKey(Schema.NullOr(Schema.Struct({ score: NonNegativeInt, sources: Schema.Array(Schema.Unknown) }))),
+  featured_rank: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  availability_checked_at: Schema.optionalKey(IsoInstant)
+})
+export type ImportLine = typeof ImportLine.Type
+
+const decodeLine = Schema.decodeUnknownResult(ImportLine, { onExcessProperty: "error" })
+
+/**
+ * Turns one parsed NDJSON value into a listing to upsert, or a one-line reason.
+ * `randomId` supplies 8 random bytes for a line without an id.
+ */
+export const importLineToInput = (
+  value: unknown,
+  now: Instant,
+  randomId: () => Uint8Array
+): Result.Result<ListingInput, string> => {
+  const decoded = decodeLine(value)
+  if (Result.isFailure(decoded)) return Result.fail(decoded.failure.message.replace(/\s+/g, " "))
+  const line = decoded.success
+  const id: ListingId = line.id !== undefined ? (line.id as ListingId) : listingIdFromBytes(randomId())
+  return Result.succeed({
+    id,
+    domain: line.domain,
+    tier: line.tier,
+    status: line.status ?? "active",
+    discoveredAt: line.discovered_at !== undefined ? parseIsoInstant(line.discovered_at)! : now,
+    estimatedValueCents: line.estimated_value_cents ?? null,
+    category: line.category ?? null,
+    ageYears: line.age_years ?? null,
+    backlinks: line.backlinks ?? null,
+    referringDomains: line.referring_domains ?? null,
+    domainAuthority: line.domain_authority ?? null,
+    snapshots: line.snapshots ?? null,
+    directoryScore: line.directory_score ?? null,
+    spam: line.spam ?? null,
+    linkedBy: line.linked_by ?? [],
+    tags: line.tags ?? [],
+    blurb: line.blurb ?? null,
+    source: line.source ?? null,
+    agentCitability: line.agent_citability ?? null,
+    featuredRank: line.featured_rank ?? null,
+    availabilityCheckedAt: line.availability_checked_at !== undefined ? parseIsoInstant(line.availability_checked_at)! : null,
+    maskHint: maskHint(line.domain),
+    wordCount: wordCount(line.domain)
+  })
+}

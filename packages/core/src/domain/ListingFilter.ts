@@ -1,0 +1,63 @@
+import { directoryScoreRange, priceRangeBounds, referringDomainsBandBounds } from "./Bands.ts"
+import { type ListingRecord, publishedValueCents } from "./Listing.ts"
+import { type ListFilters, RECOMMENDED_SCORE_FLOOR } from "./ListQuery.ts"
+import { tldOf } from "./Masking.ts"
+import { DAY, type Instant } from "./Time.ts"
+
+/** The text `q` searches: mask hint, tags, category and blurb, never the real name. */
+export const searchText = (listing: Pick<ListingRecord, "maskHint" | "tags" | "category" | "blurb">): string =>
+  [listing.maskHint ?? "", ...listing.tags, listing.category ?? "", listing.blurb ?? ""].join(" ").toLowerCase()
+
+/** `q` matches when every whitespace-separated term occurs in the searched text, case-insensitively. */
+export const searchTerms = (q: string): ReadonlyArray<string> =>
+  q.toLowerCase().split(/\s+/).filter((term) => term.length > 0)
+
+/**
+ * The reference semantics of every `GET /domains` filter, which each store must reproduce.
+ * `min`-style filters exclude rows whose metric is null rather than ranking them low.
+ */
+export const matchesFilters = (listing: ListingRecord, filters: ListFilters, now: Instant): boolean => {
+  const f = filters
+  if (f.ageMin !== undefined && (listing.ageYears === null || listing.ageYears < f.ageMin)) return false
+  if (f.categories !== undefined && (listing.category === null || !f.categories.includes(listing.category))) return false
+  if (f.checkedDays !== undefined) {
+    if (listing.availabilityCheckedAt === null || listing.availabilityCheckedAt < now - f.checkedDays * DAY) return false
+  }
+  if (f.citabilityMin !== undefined) {
+    if (listing.agentCitability === null || listing.agentCitability.score < f.citabilityMin) return false
+  }
+  if (f.featured !== undefined && (listing.featuredRank !== null) !== f.featured) return false
+  if (f.priceRange !== undefined) {
+    const { high, low } = priceRangeBounds[f.priceRange]
+    const cents = publishedValueCents(listing)
+    if (cents < low || (high !== null && cents >= high)) return false
+  }
+  if (f.q !== undefined) {
+    const text = searchText(listing)
+    if (!searchTerms(f.q).every((term) => text.includes(term))) return false
+  }
+  if (f.referringDomainBands !== undefined) {
+    const count = listing.referringDomains
+    if (count === null) return false
+    const inBand = f.referringDomainBands.some((band) => {
+      const { high, low } = referringDomainsBandBounds(band)
+      return count >= low && (high === null || count <= high)
+    })
+    if (!inBand) return false
+  }
+  if (f.recommended === true) {
+    if (listing.category === null || listing.linkedBy.length === 0) return false
+    if (listing.directoryScore === null || listing.directoryScore < RECOMMENDED_SCORE_FLOOR) return false
+  }
+  if (f.rsMin !== undefined || f.rsMax !== undefined) {
+    if (listing.directoryScore === null) return false
+    const range = directoryScoreRange(listing.directoryScore)
+    if (f.rsMin !== undefined && range.low < f.rsMin) return false
+    if (f.rsMax !== undefined && range.high > f.rsMax) return false
+  }
+  if (f.sources !== undefined && (listing.source === null || !f.sources.includes(listing.source))) return false
+  if (f.spam !== undefined && listing.spam !== f.spam) return false
+  if (f.openTierOnly === true && listing.tier !== "open") return false
+  if (f.tld !== undefined && tldOf(listing.domain) !== f.tld) return false
+  return true
+}

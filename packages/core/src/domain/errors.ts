@@ -1,0 +1,88 @@
+import { Schema } from "effect"
+
+/*
+ * Domain refusals, as tagged values. The core never picks an HTTP status: the server maps each
+ * tag to its code, status and extra field in one table, and the CLI maps them to exit codes.
+ * Instants travel as epoch milliseconds.
+ */
+
+/** A documented parameter has a value the directory cannot honour. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  parameter: Schema.String,
+  message: Schema.String
+}) {}
+
+/** Missing, malformed, unknown or revoked key. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  message: Schema.String
+}) {}
+
+/** The caller's plan lacks a feature that is not a reveal or a hold (the `since` feed). */
+export class UpgradeRequired extends Schema.TaggedError<UpgradeRequired>()("UpgradeRequired", {
+  feature: Schema.String,
+  message: Schema.String
+}) {}
+
+/** No such listing, or one this caller cannot see (left the directory, not active, inside the access delay). */
+export class ListingNotFound extends Schema.TaggedError<ListingNotFound>()("ListingNotFound", {
+  listingId: Schema.String
+}) {}
+
+export class QuotaExhausted extends Schema.TaggedError<QuotaExhausted>()("QuotaExhausted", {
+  resetsAt: Schema.Number
+}) {}
+
+export class FeaturedRequiresPro extends Schema.TaggedError<FeaturedRequiresPro>()("FeaturedRequiresPro", {}) {}
+
+/** Another account's hold is running; the holder is never named. */
+export class HeldByOther extends Schema.TaggedError<HeldByOther>()("HeldByOther", {
+  expiresAt: Schema.Number
+}) {}
+
+export class RevealRequired extends Schema.TaggedError<RevealRequired>()("RevealRequired", {}) {}
+
+export class HoldsRequirePro extends Schema.TaggedError<HoldsRequirePro>()("HoldsRequirePro", {}) {}
+
+export class HoldCapReached extends Schema.TaggedError<HoldCapReached>()("HoldCapReached", {
+  limit: Schema.Number
+}) {}
+
+export class HoldCooldown extends Schema.TaggedError<HoldCooldown>()("HoldCooldown", {
+  availableAt: Schema.Number
+}) {}
+
+export class AlreadyExtended extends Schema.TaggedError<AlreadyExtended>()("AlreadyExtended", {}) {}
+
+export class HoldOver extends Schema.TaggedError<HoldOver>()("HoldOver", {
+  state: Schema.Literals(["expired", "released", "registered"])
+}) {}
+
+/** No such hold, or one that is not the caller's account's: deliberately one answer for both. */
+export class HoldNotFound extends Schema.TaggedError<HoldNotFound>()("HoldNotFound", {
+  holdId: Schema.String
+}) {}
+
+/** An operator command refused: the account already has as many live keys as its plan allows. */
+export class KeyLimitReached extends Schema.TaggedError<KeyLimitReached>()("KeyLimitReached", {
+  limit: Schema.Number
+}) {}
+
+export class AccountNotFound extends Schema.TaggedError<AccountNotFound>()("AccountNotFound", {
+  accountId: Schema.String
+}) {}
+
+export class KeyNotFound extends Schema.TaggedError<KeyNotFound>()("KeyNotFound", {
+  prefix: Schema.String
+}) {}
+
+export type RevealError = ListingNotFound | QuotaExhausted | FeaturedRequiresPro | HeldByOther
+export type HoldError =
+  | ListingNotFound
+  | HoldsRequirePro
+  | RevealRequired
+  | HeldByOther
+  | HoldCapReached
+  | HoldCooldown
+export type ExtendError = HoldNotFound | HoldsRequirePro | AlreadyExtended | HoldOver
+export type EndError = HoldNotFound | HoldOver
+export type ListError = InvalidRequest | UpgradeRequired

@@ -1,0 +1,19 @@
+import { Context, type Effect } from "effect"
+import type { AccountNotFound } from "../domain/errors.ts"
+import type { AccountId } from "../domain/Ids.ts"
+import type { StoredPlan } from "../domain/Plan.ts"
+import type { Instant } from "../domain/Time.ts"
+
+export interface AccountRecord {
+  readonly id: AccountId
+  readonly name: string
+  /** As set by the operator; `lapsed` reads as free. */
+  readonly plan: StoredPlan
+  readonly createdAt: Instant
+}
+
+export class AccountStore extends Context.Service<AccountStore, {
+  readonly create: (request: { readonly name: string; readonly plan: StoredPlan; readonly at: Instant }) => Effect.Effect<AccountRecord>
+  readonly setPlan: (id: string, plan: StoredPlan) => Effect.Effect<AccountRecord, AccountNotFound>
+  readonly find: (id: string) => Effect.Effect<AccountRecord | undefined>
+}>()("@dropshelf/core/AccountStore") {}

@@ -1,0 +1,36 @@
+import { Context, type Effect } from "effect"
+import type { AlreadyExtended, HeldByOther, HoldCapReached, HoldCooldown, HoldNotFound, HoldOver } from "../domain/errors.ts"
+import type { HoldOutcome, HoldRecord } from "../domain/Hold.ts"
+import type { PlanLimits } from "../domain/Plan.ts"
+import type { Instant } from "../domain/Time.ts"
+
+export interface AcquireHold {
+  readonly accountId: string
+  readonly listingId: string
+  readonly plan: PlanLimits
+  readonly now: Instant
+}
+
+/**
+ * Holds, with the guarantees that need the store's own atomicity: never two running holds on
+ * one listing, never more running holds than the plan's cap, the 30-day cooldown, and one
+ * extension. Each write follows `Hold.decideAcquire` / `decideExtend` / `decideEnd`.
+ */
+export class HoldStore extends Context.Service<HoldStore, {
+  readonly acquire: (
+    request: AcquireHold
+  ) => Effect.Effect<{ readonly hold: HoldRecord; readonly created: boolean }, HeldByOther | HoldCapReached | HoldCooldown>
+  readonly extend: (
+    request: { readonly accountId: string; readonly holdId: string; readonly now: Instant; readonly extensionMs: number }
+  ) => Effect.Effect<HoldRecord, HoldNotFound | AlreadyExtended | HoldOver>
+  readonly end: (
+    request: { readonly accountId: string; readonly holdId: string; readonly now: Instant; readonly outcome: HoldOutcome }
+  ) => Effect.Effect<HoldRecord, HoldNotFound | HoldOver>
+  /** The account's own hold, in any state; `undefined` for another account's. */
+  readonly findOwn: (accountId: string, holdId: string) => Effect.Effect<HoldRecord | undefined>
+  /** Running holds on these listings, by listing id. */
+  readonly runningOn: (listingIds: ReadonlyArray<string>, now: Instant) => Effect.Effect<ReadonlyMap<string, HoldRecord>>
+  /** The account's running holds and those that ended at or after `endedSince`, newest first. */
+  readonly forAccount: (accountId: string, endedSince: Instant, now: Instant) => Effect.Effect<ReadonlyArray<HoldRecord>>
+  readonly countRunning: (accountId: string, now: Instant) => Effect.Effect<number>
+}>()("@dropshelf/core/HoldStore") {}

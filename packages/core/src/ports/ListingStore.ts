@@ -1,0 +1,58 @@
+import { Context, type Effect } from "effect"
+import type { CursorPosition } from "../domain/Cursor.ts"
+import type { ListingId } from "../domain/Ids.ts"
+import type { DelistReason, ListingRecord, ListingStatus } from "../domain/Listing.ts"
+import type { ListFilters, ListOrder } from "../domain/ListQuery.ts"
+import type { Instant } from "../domain/Time.ts"
+
+export interface PageRequest {
+  readonly order: ListOrder
+  /** Keyset position: rows strictly after it in `order`. */
+  readonly after: CursorPosition | undefined
+  readonly limit: number
+  readonly filters: ListFilters
+  /** Access delay: only rows with `discoveredAt <= visibleBefore`. */
+  readonly visibleBefore: Instant
+  /** A `since` run: rows with `updatedAt >= since`, tombstones included, ordered by id. */
+  readonly since: Instant | undefined
+  /** Reference time for relative filters (`checkedDays`). */
+  readonly now: Instant
+}
+
+export interface PageResult {
+  /** Active rows, plus sold, blocked and delisted rows on a `since` run; never drafts. */
+  readonly rows: ReadonlyArray<ListingRecord>
+  readonly hasMore: boolean
+}
+
+/** A listing as written by an import: exact figures; `discoveredAt` applies only on insert. */
+export interface ListingInput extends Omit<ListingRecord, "updatedAt" | "status" | "discoveredAt"> {
+  readonly status: Extract<ListingStatus, "active" | "draft" | "blocked">
+  readonly discoveredAt: Instant
+}
+
+export interface UpsertResult {
+  readonly inserted: number
+  readonly updated: number
+}
+
+/** The directory's listings. `updatedAt` is the store's to stamp on every change of a row. */
+export class ListingStore extends Context.Service<ListingStore, {
+  readonly page: (request: PageRequest) => Effect.Effect<PageResult>
+  /** Any row, whatever its status. */
+  readonly find: (id: ListingId) => Effect.Effect<ListingRecord | undefined>
+  /** Of `codes`, those no listing in the directory carries. */
+  readonly unknownCategories: (codes: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The `synced_at` watermark of a page, read before any row: 120 s behind the store's clock,
+   * and never later than a change that may still commit.
+   */
+  readonly syncedAt: Effect.Effect<Instant>
+  readonly upsert: (batch: ReadonlyArray<ListingInput>) => Effect.Effect<UpsertResult>
+  /** Active, draft or blocked rows among `ids` leave the directory; returns the ids that changed. */
+  readonly delist: (ids: ReadonlyArray<ListingId>, reason: DelistReason) => Effect.Effect<ReadonlyArray<ListingId>>
+  /** Records a confirmation that the name is unregistered. */
+  readonly stampAvailability: (id: ListingId, at: Instant) => Effect.Effect<ListingRecord | undefined>
+  /** Computes `maskHint` on rows where it is null; returns how many rows changed. */
+  readonly backfillMasks: (mask: (domain: string) => string) => Effect.Effect<number>
+}>()("@dropshelf/core/ListingStore") {}
