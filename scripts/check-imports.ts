@@ -1,5 +1,5 @@
 /**
- * tsc accepts `import "./x.js"` for a file `x.ts`; Node's type stripping does not. This check
+ * tsc accepts a relative import ending in .js for a file x.ts; Node's type stripping does not. This check
  * fails on any relative import that does not name a `.ts` file that exists.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"

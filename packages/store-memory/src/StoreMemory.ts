@@ -1,0 +1,399 @@
+import {
+  AccountStore,
+  AvailabilityCheck,
+  Cursor,
+  Directory,
+  Errors,
+  Hold,
+  HoldStore,
+  type Ids,
+  type Listing,
+  ListingFilter,
+  ListingStore,
+  Operators,
+  RateLimiter,
+  RevealStore,
+  type RevealLedger,
+  KeyStore,
+  Time
+} from "@dropshelf/core"
+import { Clock, Context, Effect, Layer, Result } from "effect"
+import { Digest, Mac, SecureRandom } from "effect/crypto"
+
+/*
+ * The in-memory adapter. Each operation runs as one synchronous step, so on one JS thread
+ * every check-then-write is atomic, the property the SQL adapter gets from transactions.
+ */
+
+type ListingRecord = Listing.ListingRecord
+type HoldRecord = Hold.HoldRecord
+type KeyRecord = KeyStore.KeyRecord
+type AccountRecord = AccountStore.AccountRecord
+
+/** How far `synced_at` trails the clock, as in the spec. */
+export const SYNC_LAG_MS = 120_000
+
+const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+const makeListingStore = Effect.gen(function*() {
+  const rows = new Map<string, ListingRecord>()
+  const now = Clock.currentTimeMillis
+
+  const afterPosition = (position: Cursor.CursorPosition | undefined) => (row: ListingRecord): boolean => {
+    if (position === undefined) return true
+    if (position.order === "id") return row.id > position.id
+    return row.discoveredAt < position.discoveredAt ||
+      (row.discoveredAt === position.discoveredAt && row.id > position.id)
+  }
+
+  const page = (request: ListingStore.PageRequest) =>
+    Effect.sync((): ListingStore.PageResult => {
+      const isInRun = request.since === undefined
+        ? (row: ListingRecord) => row.status === "active"
+        : (row: ListingRecord) =>
+          row.updatedAt >= request.since! && (row.status === "active" || Listing_isTombstone(row.status))
+      const after = afterPosition(request.after)
+      const matching = [...rows.values()].filter((row) =>
+        isInRun(row) && row.discoveredAt <= request.visibleBefore && after(row) &&
+        (row.status !== "active" || ListingFilter.matchesFilters(row, request.filters, request.now))
+      )
+      matching.sort(request.order === "id"
+        ? (a, b) => compareIds(a.id, b.id)
+        : (a, b) => b.discoveredAt - a.discoveredAt || compareIds(a.id, b.id))
+      return { rows: matching.slice(0, request.limit), hasMore: matching.length > request.limit }
+    })
+
+  const upsert = (batch: ReadonlyArray<ListingStore.ListingInput>) =>
+    Effect.map(now, (at) => {
+      let inserted = 0
+      let updated = 0
+      for (const input of batch) {
+        const existing = rows.get(input.id)
+        if (existing === undefined) inserted++
+        else updated++
+        rows.set(input.id, {
+          ...input,
+          discoveredAt: existing?.discoveredAt ?? input.discoveredAt,
+          updatedAt: at
+        })
+      }
+      return { inserted, updated }
+    })
+
+  const delist = (ids: ReadonlyArray<Ids.ListingId>, reason: Listing.DelistReason) =>
+    Effect.map(now, (at) => {
+      const changed: Array<Ids.ListingId> = []
+      for (const id of new Set(ids)) {
+        const row = rows.get(id)
+        if (row === undefined || Listing_isTombstone(row.status)) continue
+        rows.set(id, { ...row, status: reason, updatedAt: at })
+        changed.push(id)
+      }
+      return changed as ReadonlyArray<Ids.ListingId>
+    })
+
+  return ListingStore.ListingStore.of({
+    page,
+    find: (id) => Effect.sync(() => rows.get(id)),
+    unknownCategories: (codes) =>
+      Effect.sync(() => {
+        const known = new Set<string>()
+        for (const row of rows.values()) if (row.category !== null) known.add(row.category)
+        return codes.filter((code) => !known.has(code))
+      }),
+    syncedAt: Effect.map(now, (at) => at - SYNC_LAG_MS),
+    upsert,
+    delist,
+    stampAvailability: (id, checkedAt) =>
+      Effect.map(now, (at) => {
+        const row = rows.get(id)
+        if (row === undefined) return undefined
+        const stamped = { ...row, availabilityCheckedAt: checkedAt, updatedAt: at }
+        rows.set(id, stamped)
+        return stamped
+      }),
+    backfillMasks: (mask) =>
+      Effect.map(now, (at) => {
+        let changed = 0
+        for (const row of rows.values()) {
+          if (row.maskHint !== null) continue
+          rows.set(row.id, { ...row, maskHint: mask(row.domain), updatedAt: at })
+          changed++
+        }
+        return changed
+      })
+  })
+})
+
+const Listing_isTombstone = (status: Listing.ListingStatus) =>
+  status === "sold" || status === "blocked" || status === "delisted"
+
+const makeRevealStore = Effect.sync(() => {
+  const entries = new Map<string, RevealLedger.RevealEntry>()
+  const usage = new Map<string, number>()
+  const entryKey = (accountId: string, listingId: string) => `${accountId}\u0000${listingId}`
+  const usageKey = (accountId: string, month: string) => `${accountId}\u0000${month}`
+
+  return RevealStore.RevealStore.of({
+    find: (accountId, listingId) => Effect.sync(() => entries.get(entryKey(accountId, listingId))),
+    revealedAmong: (accountId, listingIds) =>
+      Effect.sync(() => new Set(listingIds.filter((id) => entries.has(entryKey(accountId, id))))),
+    record: (request) =>
+      Effect.sync((): RevealStore.RecordOutcome => {
+        const key = entryKey(request.accountId, request.listingId)
+        const existing = entries.get(key)
+        if (existing !== undefined) return { _tag: "Recorded", entry: existing, fresh: false }
+        if (request.charge !== undefined) {
+          const counter = usageKey(request.accountId, request.charge.month)
+          const used = usage.get(counter) ?? 0
+          if (used >= request.charge.limit) return { _tag: "AllowanceSpent" }
+          usage.set(counter, used + 1)
+        }
+        const entry = {
+          accountId: request.accountId,
+          listingId: request.listingId,
+          revealedAt: request.at,
+          charged: request.charge !== undefined
+        }
+        entries.set(key, entry)
+        return { _tag: "Recorded", entry, fresh: true }
+      }),
+    usedIn: (accountId, month) => Effect.sync(() => usage.get(usageKey(accountId, month)) ?? 0)
+  })
+})
+
+const makeHoldStore = Effect.sync(() => {
+  const holds = new Map<string, HoldRecord>()
+  let sequence = 0
+
+  const all = () => [...holds.values()]
+  const runningOnListing = (listingId: string, now: number) =>
+    all().find((hold) => hold.listingId === listingId && Hold.isRunningAt(hold, now))
+
+  const own = (accountId: string, holdId: string) => {
+    const hold = holds.get(holdId)
+    return hold !== undefined && hold.accountId === accountId ? hold : undefined
+  }
+
+  return HoldStore.HoldStore.of({
+    acquire: (request) =>
+      Effect.suspend((): Effect.Effect<
+        { readonly hold: HoldRecord; readonly created: boolean },
+        Errors.HeldByOther | Errors.HoldCapReached | Errors.HoldCooldown
+      > => {
+        const { accountId, listingId, now } = request
+        const lastOwnHold = all()
+          .filter((hold) => hold.accountId === accountId && hold.listingId === listingId && !Hold.isRunningAt(hold, now))
+          .sort((a, b) => (Hold.endedAt(b, now) ?? 0) - (Hold.endedAt(a, now) ?? 0))[0]
+        const decision = Hold.decideAcquire({
+          accountId,
+          plan: request.plan,
+          now,
+          runningOnListing: runningOnListing(listingId, now),
+          accountRunning: all().filter((hold) => hold.accountId === accountId && Hold.isRunningAt(hold, now)).length,
+          lastOwnHold
+        })
+        if (Result.isFailure(decision)) return Effect.fail(decision.failure)
+        if (decision.success._tag === "Existing") return Effect.succeed({ hold: decision.success.hold, created: false })
+        const hold: HoldRecord = {
+          id: `h_${(++sequence).toString(36).padStart(8, "0")}` as Ids.HoldId,
+          listingId,
+          accountId,
+          heldAt: decision.success.heldAt,
+          expiresAt: decision.success.expiresAt,
+          extended: false,
+          endedAt: null,
+          outcome: null
+        }
+        holds.set(hold.id, hold)
+        return Effect.succeed({ hold, created: true })
+      }),
+    extend: (request) =>
+      Effect.suspend((): Effect.Effect<HoldRecord, Errors.HoldNotFound | Errors.AlreadyExtended | Errors.HoldOver> => {
+        const hold = own(request.accountId, request.holdId)
+        if (hold === undefined) return Effect.fail(new Errors.HoldNotFound({ holdId: request.holdId }))
+        const decision = Hold.decideExtend(hold, request.now, request.extensionMs)
+        if (Result.isFailure(decision)) return Effect.fail(decision.failure)
+        holds.set(hold.id, decision.success)
+        return Effect.succeed(decision.success)
+      }),
+    end: (request) =>
+      Effect.suspend((): Effect.Effect<HoldRecord, Errors.HoldNotFound | Errors.HoldOver> => {
+        const hold = own(request.accountId, request.holdId)
+        if (hold === undefined) return Effect.fail(new Errors.HoldNotFound({ holdId: request.holdId }))
+        const decision = Hold.decideEnd(hold, request.now, request.outcome)
+        if (Result.isFailure(decision)) return Effect.fail(decision.failure)
+        holds.set(hold.id, decision.success)
+        return Effect.succeed(decision.success)
+      }),
+    findOwn: (accountId, holdId) => Effect.sync(() => own(accountId, holdId)),
+    runningOn: (listingIds, now) =>
+      Effect.sync(() => {
+        const wanted = new Set(listingIds)
+        const running = new Map<string, HoldRecord>()
+        for (const hold of holds.values()) {
+          if (wanted.has(hold.listingId) && Hold.isRunningAt(hold, now)) running.set(hold.listingId, hold)
+        }
+        return running
+      }),
+    forAccount: (accountId, endedSince, now) =>
+      Effect.sync(() =>
+        all()
+          .filter((hold) => {
+            if (hold.accountId !== accountId) return false
+            const ended = Hold.endedAt(hold, now)
+            return ended === null || ended >= endedSince
+          })
+          .sort((a, b) => b.heldAt - a.heldAt || compareIds(b.id, a.id))
+      ),
+    countRunning: (accountId, now) =>
+      Effect.sync(() => all().filter((hold) => hold.accountId === accountId && Hold.isRunningAt(hold, now)).length)
+  })
+})
+
+
+const makeAccountsAndKeys = Effect.sync(() => {
+  const accounts = new Map<string, AccountRecord>()
+  const keys = new Map<string, KeyRecord>()
+  let sequence = 0
+
+  const accountStore = AccountStore.AccountStore.of({
+    create: ({ at, name, plan }) =>
+      Effect.sync(() => {
+        const account: AccountRecord = { id: `acct_${(++sequence).toString(36).padStart(6, "0")}` as Ids.AccountId, name, plan, createdAt: at }
+        accounts.set(account.id, account)
+        return account
+      }),
+    setPlan: (id, plan) =>
+      Effect.suspend(() => {
+        const account = accounts.get(id)
+        if (account === undefined) return Effect.fail(new Errors.AccountNotFound({ accountId: id }))
+        const changed = { ...account, plan }
+        accounts.set(id, changed)
+        return Effect.succeed(changed)
+      }),
+    find: (id) => Effect.sync(() => accounts.get(id))
+  })
+
+  const keyStore = KeyStore.KeyStore.of({
+    create: (request) =>
+      Effect.suspend(() => {
+        const live = [...keys.values()].filter((key) => key.accountId === request.accountId && key.revokedAt === null)
+        if (live.length >= request.liveLimit) return Effect.fail(new Errors.KeyLimitReached({ limit: request.liveLimit }))
+        const key: KeyRecord = {
+          id: `key_${(++sequence).toString(36).padStart(6, "0")}` as Ids.KeyId,
+          accountId: request.accountId,
+          name: request.name,
+          prefix: request.prefix,
+          digest: request.digest,
+          createdAt: request.at,
+          lastUsedAt: null,
+          revokedAt: null
+        }
+        keys.set(key.id, key)
+        return Effect.succeed(key)
+      }),
+    findByDigest: (digest) =>
+      Effect.sync(() => {
+        for (const key of keys.values()) {
+          if (key.digest !== digest) continue
+          const account = accounts.get(key.accountId)
+          return account === undefined ? undefined : { key, account }
+        }
+        return undefined
+      }),
+    touch: (id, at) =>
+      Effect.sync(() => {
+        const key = keys.get(id)
+        if (key !== undefined) keys.set(id, { ...key, lastUsedAt: at })
+      }),
+    revoke: (prefix, at) =>
+      Effect.suspend(() => {
+        const key = [...keys.values()].find((candidate) => candidate.prefix === prefix)
+        if (key === undefined) return Effect.fail(new Errors.KeyNotFound({ prefix }))
+        const revoked = key.revokedAt === null ? { ...key, revokedAt: at } : key
+        keys.set(key.id, revoked)
+        return Effect.succeed(revoked)
+      })
+  })
+  return { accountStore, keyStore }
+})
+
+/** Per-key counters in fixed windows on the wall-clock minute, in this process. */
+export const makeRateLimiter = Effect.sync(() => {
+  const windows = new Map<string, { start: number; count: number }>()
+  return RateLimiter.RateLimiter.of({
+    hit: (keyId, limit) =>
+      Effect.map(Clock.currentTimeMillis, (now): RateLimiter.RateDecision => {
+        const start = Time.startOfMinute(now)
+        const window = windows.get(keyId)
+        const current = window !== undefined && window.start === start ? window : { start, count: 0 }
+        current.count++
+        windows.set(keyId, current)
+        if (windows.size > 100_000) {
+          for (const [key, value] of windows) if (value.start < start) windows.delete(key)
+        }
+        return {
+          allowed: current.count <= limit,
+          limit,
+          remaining: Math.max(0, limit - current.count),
+          resetAt: start + Time.MINUTE
+        }
+      })
+  })
+})
+
+/** The five store ports, in memory, fresh for each build of the layer. */
+export const layerStores = Layer.effectContext(
+  Effect.gen(function*() {
+    const { accountStore, keyStore } = yield* makeAccountsAndKeys
+    return Context.make(ListingStore.ListingStore, yield* makeListingStore).pipe(
+      Context.add(RevealStore.RevealStore, yield* makeRevealStore),
+      Context.add(HoldStore.HoldStore, yield* makeHoldStore),
+      Context.add(AccountStore.AccountStore, accountStore),
+      Context.add(KeyStore.KeyStore, keyStore)
+    )
+  })
+)
+
+/** Every port in memory: the stores, an in-process rate limiter and the stamp-only availability check. */
+export const layer = Layer.mergeAll(
+  layerStores,
+  Layer.effect(RateLimiter.RateLimiter, makeRateLimiter),
+  AvailabilityCheck.AvailabilityCheck.layerStampOnly
+)
+
+/** Web Crypto for digests, MACs and secure randomness: available on Node, Deno, Bun and browsers. */
+export const layerCrypto = Layer.mergeAll(Digest.layerWebCrypto, Mac.layerWebCrypto).pipe(
+  Layer.provideMerge(SecureRandom.layerWebCrypto)
+)
+
+/** A cursor secret that lives as long as the layer: fine for one process. */
+export const layerEphemeralCursorSecret = Layer.effect(
+  Cursor.CursorSecret,
+  Effect.gen(function*() {
+    const random = yield* SecureRandom.SecureRandom
+    return yield* random.randomBytes(32)
+  })
+)
+
+/**
+ * The whole directory in memory — `Directory` and `Operators` with every port they need — for
+ * tests and for services that embed the core.
+ */
+export const layerDirectory = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+  Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(layerEphemeralCursorSecret))),
+  Layer.provideMerge(layer),
+  Layer.provideMerge(layerCrypto)
+)
+
+/** A tiny end-to-end run, used by the plain-node smoke check. */
+export const smoke = Effect.gen(function*() {
+  const operators = yield* Operators.Operators
+  const directory = yield* Directory.Directory
+  const account = yield* operators.createAccount("smoke", "pro")
+  const { secret } = yield* operators.createKey(account.id, "smoke")
+  yield* operators.upsertListings([])
+  const caller = yield* directory.authenticate(secret)
+  return yield* directory.list(caller, {})
+}).pipe(Effect.provide(layerDirectory))

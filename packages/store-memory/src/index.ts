@@ -1,0 +1,1 @@
+export * as StoreMemory from "./StoreMemory.ts"
