@@ -1,0 +1,123 @@
+import { ImportLine, type ListingStore, Operators } from "@dropshelf/core"
+import { Clock, Effect, Result, Stream } from "effect"
+import { createReadStream, type ReadStream } from "node:fs"
+import { stat } from "node:fs/promises"
+import { createInterface } from "node:readline"
+import { UsageError } from "./Failure.ts"
+import type { Progress } from "./Progress.ts"
+
+/** Listings written per upsert: large enough to amortise a round trip, small enough to stay in memory. */
+export const BATCH_SIZE = 2000
+
+export interface Rejection {
+  readonly line: number
+  readonly error: string
+}
+
+export interface ImportReport {
+  readonly inserted: number
+  readonly updated: number
+  readonly rejected: ReadonlyArray<Rejection>
+}
+
+const randomIdBytes = (): Uint8Array => crypto.getRandomValues(new Uint8Array(8))
+
+/**
+ * Upserts lines in batches as they arrive; the whole input is never held in memory. A line that
+ * does not decode is rejected with its number and reason and the others still load. Within one
+ * batch an id appears at most once (a repeated id flushes the batch first), so the later line
+ * wins, as it would line by line.
+ */
+export const upsertLines = Effect.fnUntraced(function*<E>(
+  lines: Stream.Stream<string, E>,
+  options: {
+    readonly decode: (value: unknown, lineNumber: number) => Result.Result<ListingStore.ListingInput, string>
+    readonly onBatch?: (linesRead: number) => void
+  }
+) {
+  const operators = yield* Operators.Operators
+  const rejected: Array<Rejection> = []
+  let inserted = 0
+  let updated = 0
+  let lineNumber = 0
+  let batch: Array<ListingStore.ListingInput> = []
+  let idsInBatch = new Set<string>()
+
+  const flush = Effect.suspend(() => {
+    if (batch.length === 0) return Effect.void
+    const pending = batch
+    batch = []
+    idsInBatch = new Set()
+    return Effect.map(operators.upsertListings(pending), (result) => {
+      inserted += result.inserted
+      updated += result.updated
+      options.onBatch?.(lineNumber)
+    })
+  })
+
+  yield* Stream.runForEach(lines, (text) => {
+    lineNumber++
+    if (text.trim() === "") return Effect.void
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch (error) {
+      rejected.push({ line: lineNumber, error: `not JSON: ${error instanceof Error ? error.message : String(error)}` })
+      return Effect.void
+    }
+    const decoded = options.decode(value, lineNumber)
+    if (Result.isFailure(decoded)) {
+      rejected.push({ line: lineNumber, error: decoded.failure })
+      return Effect.void
+    }
+    const input = decoded.success
+    const before = idsInBatch.has(input.id) ? flush : Effect.void
+    return Effect.andThen(before, () => {
+      batch.push(input)
+      idsInBatch.add(input.id)
+      return batch.length >= BATCH_SIZE ? flush : Effect.void
+    })
+  })
+  yield* flush
+  return { inserted, updated, rejected } satisfies ImportReport
+})
+
+const openSource = Effect.fnUntraced(function*(source: string) {
+  if (source === "-") return { input: process.stdin, size: undefined, file: undefined }
+  const info = yield* Effect.tryPromise({
+    try: () => stat(source),
+    catch: (error) => new UsageError({ message: `cannot read ${source}: ${describeFsError(error)}` })
+  })
+  if (!info.isFile()) return yield* new UsageError({ message: `cannot read ${source}: not a file` })
+  const file = createReadStream(source)
+  return { input: file, size: info.size, file }
+})
+
+const describeFsError = (error: unknown): string => {
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
+  if (code === "ENOENT") return "no such file"
+  if (code === "EACCES") return "permission denied"
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** `dropshelf import <file|->`: NDJSON lines from a file, or from stdin for `-`. */
+export const importNdjson = Effect.fnUntraced(function*(source: string, progress: Progress) {
+  const now = yield* Clock.currentTimeMillis
+  const { input, size, file } = yield* openSource(source)
+  const reader = createInterface({ input, crlfDelay: Infinity })
+  const lines = Stream.fromAsyncIterable(
+    reader,
+    (error) => new UsageError({ message: `cannot read ${source === "-" ? "standard input" : source}: ${describeFsError(error)}` })
+  )
+  const bytesRead = (stream: ReadStream | undefined) => stream?.bytesRead ?? 0
+  const report = yield* upsertLines(lines, {
+    decode: (value) => ImportLine.importLineToInput(value, now, randomIdBytes),
+    onBatch: (linesRead) => size !== undefined ? progress.update(bytesRead(file), size, "bytes") : progress.update(linesRead, undefined, "lines")
+  }).pipe(Effect.ensuring(Effect.sync(() => {
+    reader.close()
+    file?.destroy()
+  })))
+  if (size !== undefined) progress.update(size, size, "bytes")
+  progress.finish()
+  return report
+})

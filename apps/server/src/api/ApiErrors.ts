@@ -1,0 +1,171 @@
+import { Schema } from "effect"
+
+/*
+ * The wire shape of every refusal: `{"error": {"code", "message", ...}}`. One class per HTTP
+ * status, so the OpenAPI document names each status with its own code, and so the encoder picks
+ * the status from the class of the value a handler fails with.
+ */
+
+const Timestamp = Schema.String.annotate({
+  description: "ISO 8601 instant in UTC with millisecond precision",
+  examples: ["2026-11-22T09:30:00.000Z"]
+})
+
+/** The complete set of `error.code` values (the spec's Errors section). */
+export const ErrorCode = Schema.Literals([
+  "invalid_request",
+  "unauthorized",
+  "upgrade_required",
+  "forbidden",
+  "not_found",
+  "method_not_allowed",
+  "rate_limited",
+  "server_error"
+])
+export type ErrorCode = typeof ErrorCode.Type
+
+export const RevealCode = Schema.Literals([
+  "QUOTA_EXHAUSTED",
+  "FEATURED_REQUIRES_PRO",
+  "HELD_BY_OTHER",
+  "NOT_FOUND",
+  "SIGN_IN_REQUIRED",
+  "REVEAL_FAILED"
+]).annotate({ description: "On refused reveals: the token to branch on" })
+export type RevealCode = typeof RevealCode.Type
+
+export const HoldCode = Schema.Literals([
+  "REVEAL_REQUIRED",
+  "HELD_BY_OTHER",
+  "HOLD_CAP_REACHED",
+  "HOLD_COOLDOWN",
+  "HOLDS_REQUIRE_PRO",
+  "ALREADY_EXTENDED",
+  "HOLD_OVER",
+  "HOLD_NOT_FOUND",
+  "NOT_FOUND",
+  "SIGN_IN_REQUIRED"
+]).annotate({ description: "On refused holds, extensions and ends: the token to branch on" })
+export type HoldCode = typeof HoldCode.Type
+
+/** Every field an error body can carry; each status narrows `code` to its own value. */
+export interface ErrorFields {
+  readonly code: ErrorCode
+  readonly message: string
+  readonly parameter?: string
+  readonly reveal_code?: RevealCode
+  readonly hold_code?: HoldCode
+  readonly resets_at?: string
+  readonly expires_at?: string
+  readonly available_at?: string
+  readonly limit?: number
+}
+
+const body = <C extends ErrorCode>(code: C, extra: Schema.Struct.Fields) =>
+  Schema.Struct({
+    code: Schema.Literal(code),
+    message: Schema.String.annotate({ description: "Human text; may change. Branch on `code` instead." }),
+    ...extra
+  })
+
+const parameter = Schema.optionalKey(
+  Schema.String.annotate({ description: "The parameter refused (`body` for the request body)" })
+)
+const revealCode = Schema.optionalKey(RevealCode)
+const holdCode = Schema.optionalKey(HoldCode)
+
+export class InvalidRequestError extends Schema.Error<InvalidRequestError>("InvalidRequestError")({
+  error: body("invalid_request", { parameter, hold_code: holdCode })
+}, {
+  httpApiStatus: 400,
+  description:
+    "A documented parameter has a value the API cannot honour (the message names it and what it accepts), or the hold has used its extension (`ALREADY_EXTENDED`) or has ended (`HOLD_OVER`)."
+}) {}
+
+export class UnauthorizedError extends Schema.Error<UnauthorizedError>("UnauthorizedError")({
+  error: body("unauthorized", { reveal_code: revealCode, hold_code: holdCode })
+}, {
+  httpApiStatus: 401,
+  description:
+    "Missing, malformed, unknown or revoked key. Carries `WWW-Authenticate: Bearer realm=\"dropshelf\"`; reveal and hold endpoints add `SIGN_IN_REQUIRED`."
+}) {}
+
+export class UpgradeRequiredError extends Schema.Error<UpgradeRequiredError>("UpgradeRequiredError")({
+  error: body("upgrade_required", {
+    parameter,
+    reveal_code: revealCode,
+    hold_code: holdCode,
+    resets_at: Schema.optionalKey(Timestamp.annotate({ description: "With QUOTA_EXHAUSTED: the monthly rollover" }))
+  })
+}, {
+  httpApiStatus: 402,
+  description: "The plan lacks the feature: `since`, a reveal past the ceiling, a featured reveal on free, or a hold."
+}) {}
+
+export class ForbiddenError extends Schema.Error<ForbiddenError>("ForbiddenError")({
+  error: body("forbidden", {
+    reveal_code: revealCode,
+    hold_code: holdCode,
+    expires_at: Schema.optionalKey(Timestamp.annotate({ description: "With HELD_BY_OTHER: when the listing frees up" })),
+    available_at: Schema.optionalKey(Timestamp.annotate({ description: "With HOLD_COOLDOWN: end of the cooldown" })),
+    limit: Schema.optionalKey(Schema.Int.annotate({ description: "With HOLD_CAP_REACHED: the plan's ceiling" }))
+  })
+}, {
+  httpApiStatus: 403,
+  description: "State refuses the write: held by another account, hold cap full, own cooldown running, or not yet revealed."
+}) {}
+
+export class NotFoundError extends Schema.Error<NotFoundError>("NotFoundError")({
+  error: body("not_found", { reveal_code: revealCode, hold_code: holdCode })
+}, {
+  httpApiStatus: 404,
+  description: "No such listing or hold, or one the caller cannot see (including a listing inside the plan's access delay)."
+}) {}
+
+export class MethodNotAllowedError extends Schema.Error<MethodNotAllowedError>("MethodNotAllowedError")({
+  error: body("method_not_allowed", {})
+}, {
+  httpApiStatus: 405,
+  description: "The path does not implement this method. Carries `Allow`."
+}) {}
+
+export class PayloadTooLargeError extends Schema.Error<PayloadTooLargeError>("PayloadTooLargeError")({
+  error: body("invalid_request", { parameter })
+}, {
+  httpApiStatus: 413,
+  description: "The request body is larger than 16 KiB. No endpoint needs a body that large."
+}) {}
+
+export class RateLimitedError extends Schema.Error<RateLimitedError>("RateLimitedError")({
+  error: body("rate_limited", {})
+}, {
+  httpApiStatus: 429,
+  description: "Over the key's per-minute ceiling. Carries `Retry-After` (whole seconds)."
+}) {}
+
+export class ServerError extends Schema.Error<ServerError>("ServerError")({
+  error: body("server_error", { reveal_code: revealCode })
+}, {
+  httpApiStatus: 500,
+  description: "A fault in the service; retry with backoff. On reveal it carries `REVEAL_FAILED`."
+}) {}
+
+export type ApiError =
+  | InvalidRequestError
+  | UnauthorizedError
+  | UpgradeRequiredError
+  | ForbiddenError
+  | NotFoundError
+  | MethodNotAllowedError
+  | PayloadTooLargeError
+  | RateLimitedError
+  | ServerError
+
+/** The errors every keyed endpoint can answer, whatever it does. */
+export const CommonErrors = [
+  UnauthorizedError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  ServerError
+] as const

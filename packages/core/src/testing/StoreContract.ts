@@ -1,0 +1,427 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, type Layer } from "effect"
+import type { Allowance } from "../domain/RevealLedger.ts"
+import * as Errors from "../domain/errors.ts"
+import * as Hold from "../domain/Hold.ts"
+import type { ListingId } from "../domain/Ids.ts"
+import { matchesFilters, searchText } from "../domain/ListingFilter.ts"
+import type { ListFilters } from "../domain/ListQuery.ts"
+import { maskHint } from "../domain/Masking.ts"
+import { Plans } from "../domain/Plan.ts"
+import { DAY, HOUR } from "../domain/Time.ts"
+import { AccountStore } from "../ports/AccountStore.ts"
+import { HoldStore } from "../ports/HoldStore.ts"
+import { KeyStore } from "../ports/KeyStore.ts"
+import { ListingStore, type PageRequest } from "../ports/ListingStore.ts"
+import { RevealStore } from "../ports/RevealStore.ts"
+import { listingInput, variedListings } from "./fixtures.ts"
+
+export type Stores = ListingStore | RevealStore | HoldStore | AccountStore | KeyStore
+
+const T0 = Date.UTC(2026, 5, 1, 12)
+const pro = Plans.pro
+
+const pageRequest = (overrides: Partial<PageRequest> = {}): PageRequest => ({
+  order: "id",
+  after: undefined,
+  limit: 250,
+  filters: {},
+  visibleBefore: T0 + 365 * DAY,
+  since: undefined,
+  now: T0,
+  ...overrides
+})
+
+/** Every filter alone and a few together: each store must return exactly what `matchesFilters` keeps. */
+const filterCases: ReadonlyArray<ListFilters> = [
+  {},
+  { ageMin: 7 },
+  { categories: ["tech"] },
+  { categories: ["food", "travel"] },
+  { checkedDays: 3 },
+  { citabilityMin: 20 },
+  { featured: true },
+  { featured: false },
+  { priceRange: "under-100" },
+  { priceRange: "100-249" },
+  { priceRange: "250-999" },
+  { priceRange: "1000-2499" },
+  { priceRange: "2500-plus" },
+  { q: "espresso" },
+  { q: "COFFEE beans" },
+  { q: "shop" },
+  { referringDomainBands: ["5-9", "1000+"] },
+  { recommended: true },
+  { rsMin: 50 },
+  { rsMax: 49 },
+  { rsMin: 20, rsMax: 79 },
+  { sources: ["auction"] },
+  { spam: "moderate" },
+  { openTierOnly: true },
+  { tld: "co.uk" },
+  { tld: "com", spam: "low", featured: false },
+  { q: "hosting", rsMin: 10, openTierOnly: true }
+]
+
+/**
+ * The contract every storage adapter honours, written once and run by each adapter's tests
+ * with its own layer. The layer is built afresh for every test.
+ */
+export const suite = (name: string, layer: Layer.Layer<Stores>) => {
+  const run = <A, E>(effect: Effect.Effect<A, E, Stores>) => Effect.provide(effect, layer)
+
+  describe(`${name}: listings`, () => {
+    it.live("upsert inserts, then updates without rewriting discovered_at, and stamps updated_at", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const first = yield* store.upsert([listingInput("AAAAAAA1"), listingInput("AAAAAAA2")])
+        assert.deepStrictEqual(first, { inserted: 2, updated: 0 })
+        const before = (yield* store.find("AAAAAAA1" as ListingId))!
+        const second = yield* store.upsert([
+          listingInput("AAAAAAA1", { discoveredAt: T0, blurb: "changed" }),
+          listingInput("AAAAAAA3")
+        ])
+        assert.deepStrictEqual(second, { inserted: 1, updated: 1 })
+        const after = (yield* store.find("AAAAAAA1" as ListingId))!
+        assert.strictEqual(after.blurb, "changed")
+        assert.strictEqual(after.discoveredAt, before.discoveredAt)
+        assert.isTrue(after.updatedAt >= before.updatedAt)
+        assert.strictEqual(yield* store.find("aaaaaaa1" as ListingId), undefined)
+      })))
+
+    it.live("keeps every field of a record as written", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const input = variedListings(6)[5]!
+        yield* store.upsert([input])
+        const { updatedAt, ...stored } = (yield* store.find(input.id))!
+        assert.isNumber(updatedAt)
+        assert.deepStrictEqual(stored, input)
+      })))
+
+    it.live("delist turns rows into tombstones once and reports only what changed", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert([listingInput("DDDDDDD1"), listingInput("DDDDDDD2")])
+        const changed = yield* store.delist(["DDDDDDD1" as ListingId, "NOSUCHID" as ListingId], "sold")
+        assert.deepStrictEqual<ReadonlyArray<string>>(changed, ["DDDDDDD1"])
+        assert.strictEqual((yield* store.find("DDDDDDD1" as ListingId))!.status, "sold")
+        assert.deepStrictEqual(yield* store.delist(["DDDDDDD1" as ListingId], "blocked"), [])
+        const page = yield* store.page(pageRequest())
+        assert.deepStrictEqual(page.rows.map((row) => row.id), ["DDDDDDD2"])
+      })))
+
+    it.live("pages by ascending id with a keyset position and an exact has_more", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert(variedListings(30))
+        const seen: Array<string> = []
+        let after: PageRequest["after"]
+        for (let i = 0; i < 10; i++) {
+          const page = yield* store.page(pageRequest({ limit: 7, after }))
+          seen.push(...page.rows.map((row) => row.id))
+          const last = page.rows[page.rows.length - 1]
+          if (!page.hasMore) break
+          after = { order: "id", id: last!.id }
+        }
+        assert.deepStrictEqual(seen, [...seen].sort())
+        assert.strictEqual(new Set(seen).size, 30)
+      })))
+
+    it.live("sort=latest pages newest discovered_at first, ties broken by ascending id", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const inputs = variedListings(30)
+        yield* store.upsert(inputs)
+        const expected = [...inputs]
+          .sort((a, b) => b.discoveredAt - a.discoveredAt || (a.id < b.id ? -1 : 1))
+          .map((row) => row.id)
+        const seen: Array<string> = []
+        let after: PageRequest["after"]
+        for (let i = 0; i < 10; i++) {
+          const page = yield* store.page(pageRequest({ order: "latest", limit: 4, after }))
+          seen.push(...page.rows.map((row) => row.id))
+          const last = page.rows[page.rows.length - 1]
+          if (!page.hasMore) break
+          after = { order: "latest", discoveredAt: last!.discoveredAt, id: last!.id }
+        }
+        assert.deepStrictEqual(seen, expected)
+      })))
+
+    it.live("every filter keeps exactly the rows the reference semantics keep", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const inputs = variedListings(60)
+        yield* store.upsert(inputs)
+        for (const filters of filterCases) {
+          const page = yield* store.page(pageRequest({ filters }))
+          const stored = yield* Effect.forEach(inputs, (input) => store.find(input.id))
+          const expected = stored
+            .filter((row) => row !== undefined && matchesFilters(row, filters, T0))
+            .map((row) => row!.id)
+            .sort()
+          assert.deepStrictEqual(page.rows.map((row) => row.id), expected, JSON.stringify(filters))
+        }
+      })))
+
+    it.live("q searches the mask hint, tags, category and blurb, never the real name", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert([
+          listingInput("QQQQQQQ1", { domain: "zebracrossing.com", maskHint: maskHint("zebracrossing.com"), tags: [], blurb: null, category: null })
+        ])
+        const stored = (yield* store.find("QQQQQQQ1" as ListingId))!
+        assert.isFalse(searchText(stored).includes("zebra"))
+        const byName = yield* store.page(pageRequest({ filters: { q: "zebra" } }))
+        assert.deepStrictEqual(byName.rows, [])
+        const byHint = yield* store.page(pageRequest({ filters: { q: "crossing" } }))
+        assert.deepStrictEqual(byHint.rows.map((row) => row.id), ["QQQQQQQ1"])
+        const wildcard = yield* store.page(pageRequest({ filters: { q: "%" } }))
+        assert.deepStrictEqual(wildcard.rows, [])
+      })))
+
+    it.live("the access delay hides rows discovered after visibleBefore", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert([
+          listingInput("VVVVVVV1", { discoveredAt: T0 - 2 * DAY }),
+          listingInput("VVVVVVV2", { discoveredAt: T0 - HOUR })
+        ])
+        const page = yield* store.page(pageRequest({ visibleBefore: T0 - DAY }))
+        assert.deepStrictEqual(page.rows.map((row) => row.id), ["VVVVVVV1"])
+      })))
+
+    it.live("a since run returns changed rows and tombstones, never drafts, by id", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert([
+          listingInput("SSSSSSS3"),
+          listingInput("SSSSSSS1"),
+          listingInput("SSSSSSS2", { status: "draft" }),
+          listingInput("SSSSSSS4")
+        ])
+        yield* store.delist(["SSSSSSS4" as ListingId], "delisted")
+        const since = Math.min(...(yield* Effect.forEach(["SSSSSSS1", "SSSSSSS3", "SSSSSSS4"], (id) =>
+          Effect.map(store.find(id as ListingId), (row) => row!.updatedAt))))
+        const page = yield* store.page(pageRequest({ since }))
+        assert.deepStrictEqual(page.rows.map((row) => [row.id, row.status]), [
+          ["SSSSSSS1", "active"],
+          ["SSSSSSS3", "active"],
+          ["SSSSSSS4", "delisted"]
+        ])
+        const later = yield* store.page(pageRequest({ since: Date.now() + DAY }))
+        assert.deepStrictEqual(later.rows, [])
+        const plain = yield* store.page(pageRequest())
+        assert.deepStrictEqual(plain.rows.map((row) => row.id), ["SSSSSSS1", "SSSSSSS3"])
+      })))
+
+    it.live("synced_at trails the clock by at least 120 seconds", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const before = Date.now()
+        const syncedAt = yield* store.syncedAt
+        assert.isTrue(syncedAt <= Date.now() - 120_000 + 1_000, `${syncedAt} vs ${before}`)
+        assert.isTrue(syncedAt >= before - 125_000 - 5_000)
+      })))
+
+    it.live("knows which category codes no listing carries", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert([listingInput("CCCCCCC1", { category: "tech" }), listingInput("CCCCCCC2", { category: null })])
+        assert.deepStrictEqual(yield* store.unknownCategories(["tech", "nope"]), ["nope"])
+      })))
+
+    it.live("stamps availability and backfills only missing masks", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert([
+          listingInput("MMMMMMM1", { maskHint: null, domain: "bestcoffeeshop.com" }),
+          listingInput("MMMMMMM2", { maskHint: "kept-as-is.com" })
+        ])
+        const stamped = yield* store.stampAvailability("MMMMMMM2" as ListingId, T0)
+        assert.strictEqual(stamped?.availabilityCheckedAt, T0)
+        assert.strictEqual(yield* store.stampAvailability("NOSUCHID" as ListingId, T0), undefined)
+        assert.strictEqual(yield* store.backfillMasks(maskHint), 1)
+        assert.strictEqual((yield* store.find("MMMMMMM1" as ListingId))!.maskHint, "b*********shop.com")
+        assert.strictEqual((yield* store.find("MMMMMMM2" as ListingId))!.maskHint, "kept-as-is.com")
+        assert.strictEqual(yield* store.backfillMasks(maskHint), 0)
+      })))
+  })
+
+  describe(`${name}: reveal ledger`, () => {
+    const allowance: Allowance = { month: "2026-06", limit: 2 }
+
+    it.live("a first reveal is written once; a repeat returns the original and costs nothing", () =>
+      run(Effect.gen(function*() {
+        const ledger = yield* RevealStore
+        const first = yield* ledger.record({ accountId: "a1", listingId: "LLLLLLL1", at: T0, charge: allowance })
+        assert.strictEqual(first._tag, "Recorded")
+        const repeat = yield* ledger.record({ accountId: "a1", listingId: "LLLLLLL1", at: T0 + HOUR, charge: allowance })
+        assert.deepStrictEqual(repeat, {
+          _tag: "Recorded",
+          fresh: false,
+          entry: { accountId: "a1", listingId: "LLLLLLL1", revealedAt: T0, charged: true }
+        })
+        assert.strictEqual(yield* ledger.usedIn("a1", "2026-06"), 1)
+        assert.strictEqual(yield* ledger.usedIn("a1", "2026-07"), 0)
+        assert.strictEqual(yield* ledger.usedIn("a2", "2026-06"), 0)
+      })))
+
+    it.live("a spent allowance writes nothing; free reveals never touch it", () =>
+      run(Effect.gen(function*() {
+        const ledger = yield* RevealStore
+        yield* ledger.record({ accountId: "a1", listingId: "LLLLLLL1", at: T0, charge: allowance })
+        yield* ledger.record({ accountId: "a1", listingId: "LLLLLLL2", at: T0, charge: allowance })
+        const third = yield* ledger.record({ accountId: "a1", listingId: "LLLLLLL3", at: T0, charge: allowance })
+        assert.deepStrictEqual(third, { _tag: "AllowanceSpent" })
+        assert.strictEqual(yield* ledger.find("a1", "LLLLLLL3"), undefined)
+        const free = yield* ledger.record({ accountId: "a1", listingId: "LLLLLLL3", at: T0, charge: undefined })
+        assert.isTrue(free._tag === "Recorded" && free.fresh && !free.entry.charged)
+        assert.strictEqual(yield* ledger.usedIn("a1", "2026-06"), 2)
+        const nextMonth = yield* ledger.record({
+          accountId: "a1",
+          listingId: "LLLLLLL4",
+          at: T0 + 31 * DAY,
+          charge: { month: "2026-07", limit: 2 }
+        })
+        assert.strictEqual(nextMonth._tag, "Recorded")
+        assert.deepStrictEqual(
+          [...(yield* ledger.revealedAmong("a1", ["LLLLLLL1", "LLLLLLL3", "LLLLLLL9"]))].sort(),
+          ["LLLLLLL1", "LLLLLLL3"]
+        )
+      })))
+  })
+
+  describe(`${name}: holds`, () => {
+    const acquire = (accountId: string, listingId: string, now: number, plan = pro) =>
+      Effect.gen(function*() {
+        const holds = yield* HoldStore
+        return yield* holds.acquire({ accountId, listingId, plan, now })
+      })
+
+    it.live("one running hold per listing; the holder gets it back unchanged, others are refused", () =>
+      run(Effect.gen(function*() {
+        const holds = yield* HoldStore
+        const { created, hold } = yield* acquire("a1", "HHHHHHH1", T0)
+        assert.isTrue(created)
+        assert.strictEqual(hold.expiresAt, T0 + 48 * HOUR)
+        const again = yield* acquire("a1", "HHHHHHH1", T0 + HOUR)
+        assert.deepStrictEqual(again, { hold, created: false })
+        const other = yield* Effect.flip(acquire("a2", "HHHHHHH1", T0 + HOUR))
+        assert.deepStrictEqual(other, new Errors.HeldByOther({ expiresAt: hold.expiresAt }))
+        const running = yield* holds.runningOn(["HHHHHHH1", "HHHHHHH2"], T0 + HOUR)
+        assert.deepStrictEqual([...running.keys()], ["HHHHHHH1"])
+        assert.strictEqual(yield* holds.countRunning("a1", T0 + HOUR), 1)
+      })))
+
+    it.live("the plan's cap counts running holds only", () =>
+      run(Effect.gen(function*() {
+        for (const listing of ["CAPCAP01", "CAPCAP02", "CAPCAP03"]) yield* acquire("a1", listing, T0)
+        const refused = yield* Effect.flip(acquire("a1", "CAPCAP04", T0))
+        assert.deepStrictEqual(refused, new Errors.HoldCapReached({ limit: 3 }))
+        const afterExpiry = yield* acquire("a1", "CAPCAP04", T0 + 48 * HOUR)
+        assert.isTrue(afterExpiry.created)
+      })))
+
+    it.live("an expired hold frees the listing for others and puts its holder in cooldown", () =>
+      run(Effect.gen(function*() {
+        const { hold } = yield* acquire("a1", "EXPIRED1", T0)
+        const later = hold.expiresAt
+        const taken = yield* acquire("a2", "EXPIRED1", later)
+        assert.isTrue(taken.created)
+        const holds = yield* HoldStore
+        yield* holds.end({ accountId: "a2", holdId: taken.hold.id, now: later + HOUR, outcome: "released" })
+        const cooldown = yield* Effect.flip(acquire("a1", "EXPIRED1", later + 2 * HOUR))
+        assert.deepStrictEqual(cooldown, new Errors.HoldCooldown({ availableAt: hold.expiresAt + 30 * DAY }))
+        const back = yield* acquire("a1", "EXPIRED1", hold.expiresAt + 30 * DAY)
+        assert.isTrue(back.created)
+      })))
+
+    it.live("ending a hold starts the holder's cooldown and frees the listing at once", () =>
+      run(Effect.gen(function*() {
+        const holds = yield* HoldStore
+        const { hold } = yield* acquire("a1", "ENDED001", T0)
+        const ended = yield* holds.end({ accountId: "a1", holdId: hold.id, now: T0 + HOUR, outcome: "registered" })
+        assert.strictEqual(Hold.statusAt(ended, T0 + HOUR), "registered")
+        assert.strictEqual(ended.endedAt, T0 + HOUR)
+        const again = yield* Effect.flip(holds.end({ accountId: "a1", holdId: hold.id, now: T0 + 2 * HOUR, outcome: "released" }))
+        assert.deepStrictEqual(again, new Errors.HoldOver({ state: "registered" }))
+        const cooldown = yield* Effect.flip(acquire("a1", "ENDED001", T0 + 2 * HOUR))
+        assert.deepStrictEqual(cooldown, new Errors.HoldCooldown({ availableAt: T0 + HOUR + 30 * DAY }))
+        const other = yield* acquire("a2", "ENDED001", T0 + 2 * HOUR)
+        assert.isTrue(other.created)
+      })))
+
+    it.live("one extension, counted from the scheduled end; none after the end; only the holder's", () =>
+      run(Effect.gen(function*() {
+        const holds = yield* HoldStore
+        const { hold } = yield* acquire("a1", "EXTEND01", T0)
+        const notMine = yield* Effect.flip(holds.extend({ accountId: "a2", holdId: hold.id, now: T0, extensionMs: 24 * HOUR }))
+        assert.deepStrictEqual(notMine, new Errors.HoldNotFound({ holdId: hold.id }))
+        const extended = yield* holds.extend({ accountId: "a1", holdId: hold.id, now: T0 + HOUR, extensionMs: 24 * HOUR })
+        assert.strictEqual(extended.expiresAt, hold.expiresAt + 24 * HOUR)
+        assert.isTrue(extended.extended)
+        const twice = yield* Effect.flip(holds.extend({ accountId: "a1", holdId: hold.id, now: T0 + 2 * HOUR, extensionMs: 24 * HOUR }))
+        assert.deepStrictEqual(twice, new Errors.AlreadyExtended())
+        const { hold: second } = yield* acquire("a1", "EXTEND02", T0)
+        const over = yield* Effect.flip(holds.extend({ accountId: "a1", holdId: second.id, now: second.expiresAt, extensionMs: 24 * HOUR }))
+        assert.deepStrictEqual(over, new Errors.HoldOver({ state: "expired" }))
+        const missing = yield* Effect.flip(holds.end({ accountId: "a1", holdId: "h_nosuch", now: T0, outcome: "released" }))
+        assert.deepStrictEqual(missing, new Errors.HoldNotFound({ holdId: "h_nosuch" }))
+        assert.deepStrictEqual(yield* holds.findOwn("a2", hold.id), undefined)
+        assert.strictEqual((yield* holds.findOwn("a1", hold.id))!.id, hold.id)
+      })))
+
+    it.live("an account's holds: running ones and those ended since a given time, newest first", () =>
+      run(Effect.gen(function*() {
+        const holds = yield* HoldStore
+        const old = yield* acquire("a1", "LIST0001", T0 - 40 * DAY)
+        const recent = yield* acquire("a1", "LIST0002", T0 - 3 * DAY)
+        const running = yield* acquire("a1", "LIST0003", T0 - HOUR)
+        yield* acquire("a2", "LIST0004", T0)
+        const listed = yield* holds.forAccount("a1", T0 - 30 * DAY, T0)
+        assert.deepStrictEqual(listed.map((hold) => hold.id), [running.hold.id, recent.hold.id])
+        assert.notInclude(listed.map((hold) => hold.id), old.hold.id)
+      })))
+  })
+
+  describe(`${name}: accounts and keys`, () => {
+    it.live("accounts are created, found and moved between plans", () =>
+      run(Effect.gen(function*() {
+        const accounts = yield* AccountStore
+        const account = yield* accounts.create({ name: "Acme", plan: "pro", at: T0 })
+        assert.deepStrictEqual(yield* accounts.find(account.id), account)
+        const lapsed = yield* accounts.setPlan(account.id, "lapsed")
+        assert.strictEqual(lapsed.plan, "lapsed")
+        assert.strictEqual((yield* accounts.find(account.id))!.plan, "lapsed")
+        const missing = yield* Effect.flip(accounts.setPlan("acct_nosuch", "pro"))
+        assert.deepStrictEqual(missing, new Errors.AccountNotFound({ accountId: "acct_nosuch" }))
+        assert.strictEqual(yield* accounts.find("acct_nosuch"), undefined)
+      })))
+
+    it.live("keys: the live ceiling, look-up by digest, touch and revoke", () =>
+      run(Effect.gen(function*() {
+        const accounts = yield* AccountStore
+        const keys = yield* KeyStore
+        const account = yield* accounts.create({ name: "Acme", plan: "free", at: T0 })
+        const make = (n: number) =>
+          keys.create({ accountId: account.id, name: `k${n}`, prefix: `ds_live_pref000${n}`, digest: `digest-${n}`, liveLimit: 2, at: T0 })
+        const first = yield* make(1)
+        yield* make(2)
+        assert.deepStrictEqual(yield* Effect.flip(make(3)), new Errors.KeyLimitReached({ limit: 2 }))
+        const found = (yield* keys.findByDigest("digest-1"))!
+        assert.strictEqual(found.key.id, first.id)
+        assert.strictEqual(found.account.id, account.id)
+        assert.strictEqual(found.key.lastUsedAt, null)
+        yield* keys.touch(first.id, T0 + HOUR)
+        assert.strictEqual((yield* keys.findByDigest("digest-1"))!.key.lastUsedAt, T0 + HOUR)
+        const revoked = yield* keys.revoke("ds_live_pref0001", T0 + 2 * HOUR)
+        assert.strictEqual(revoked.revokedAt, T0 + 2 * HOUR)
+        assert.strictEqual((yield* keys.findByDigest("digest-1"))!.key.revokedAt, T0 + 2 * HOUR)
+        const third = yield* Effect.exit(make(3))
+        assert.isTrue(Exit.isSuccess(third))
+        assert.deepStrictEqual(yield* Effect.flip(keys.revoke("ds_live_nosuch00", T0)), new Errors.KeyNotFound({ prefix: "ds_live_nosuch00" }))
+        assert.strictEqual(yield* keys.findByDigest("digest-unknown"), undefined)
+      })))
+  })
+}

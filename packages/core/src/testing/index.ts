@@ -1,0 +1,3 @@
+/** Test support for adapters and embedders: the shared port contract and its fixtures. */
+export * as StoreContract from "./StoreContract.ts"
+export * as Fixtures from "./fixtures.ts"
