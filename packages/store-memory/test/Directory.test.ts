@@ -1,0 +1,295 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Directory, Errors, Operators, Plan, RevealStore } from "@dropshelf/core"
+import { StoreMemory } from "@dropshelf/store-memory"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { callerOn, DAY, HOUR, id, listing, load, T0 } from "./support.ts"
+
+const run = <A, E>(effect: Effect.Effect<A, E, Directory.Directory | Operators.Operators | RevealStore.RevealStore>) =>
+  Effect.gen(function*() {
+    yield* TestClock.setTime(T0)
+    return yield* effect
+  }).pipe(Effect.provide(StoreMemory.layerDirectory))
+
+const rate = { allowed: true, limit: 60, remaining: 59, resetAt: T0 + 60_000 }
+
+describe("Directory: authentication", () => {
+  it.effect("refuses a missing, malformed, unknown or revoked key", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      const operators = yield* Operators.Operators
+      const { caller, secret } = yield* callerOn("pro")
+      for (const bad of [undefined, "", "not-a-key", `ds_live_${"A".repeat(43)}`, secret.toLowerCase()]) {
+        const error = yield* Effect.flip(directory.authenticate(bad))
+        assert.instanceOf(error, Errors.Unauthorized)
+      }
+      yield* operators.revokeKey(caller.key.prefix)
+      const revoked = yield* Effect.flip(directory.authenticate(secret))
+      assert.strictEqual(revoked.message, "The API key has been revoked")
+    })))
+
+  it.effect("resolves the plan on every call: an upgrade or a lapse needs no new key", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      const operators = yield* Operators.Operators
+      const { account, caller, secret } = yield* callerOn("free")
+      assert.strictEqual(caller.plan.name, "free")
+      yield* operators.setPlan(account.id, "business")
+      assert.strictEqual((yield* directory.authenticate(secret)).plan.name, "business")
+      yield* operators.setPlan(account.id, "lapsed")
+      assert.strictEqual((yield* directory.authenticate(secret)).plan.name, "free")
+    })))
+
+  it.effect("enforces the plan's live-key ceiling; revoking frees a slot", () =>
+    run(Effect.gen(function*() {
+      const operators = yield* Operators.Operators
+      const { account, caller } = yield* callerOn("free")
+      yield* operators.createKey(account.id, "second")
+      const refused = yield* Effect.flip(operators.createKey(account.id, "third"))
+      assert.deepStrictEqual(refused, new Errors.KeyLimitReached({ limit: 2 }))
+      yield* operators.revokeKey(caller.key.prefix)
+      yield* operators.createKey(account.id, "third")
+    })))
+})
+
+describe("Directory: reading", () => {
+  it.effect("hides listings younger than the plan's access delay", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(
+        listing("OLDOLD01", { discoveredAt: T0 - 8 * DAY }),
+        listing("WEEKOLD1", { discoveredAt: T0 - 2 * DAY }),
+        listing("HOUROLD1", { discoveredAt: T0 - HOUR })
+      )
+      const visible = Effect.fnUntraced(function*(plan: Plan.PlanName) {
+        const { caller } = yield* callerOn(plan)
+        const page = yield* directory.list(caller, {})
+        return page.data.map((row) => row.id)
+      })
+      assert.deepStrictEqual(yield* visible("free"), ["OLDOLD01"])
+      assert.deepStrictEqual(yield* visible("pro"), ["OLDOLD01", "WEEKOLD1"])
+      assert.deepStrictEqual(yield* visible("business"), ["HOUROLD1", "OLDOLD01", "WEEKOLD1"])
+      const { caller: free } = yield* callerOn("free", "free2")
+      assert.instanceOf(yield* Effect.flip(directory.get(free, "HOUROLD1")), Errors.ListingNotFound)
+    })))
+
+  it.effect("discloses names per the domain rules, and reading never spends a reveal", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(listing("REGULAR1", { tier: "regular" }), listing("OPENOPEN", { tier: "open" }))
+      const { caller: free } = yield* callerOn("free")
+      const { caller: business } = yield* callerOn("business")
+      const regular = yield* directory.get(free, "REGULAR1")
+      assert.strictEqual(regular.domain, null)
+      assert.isFalse(regular.name_disclosed)
+      assert.strictEqual(regular.mask_hint, "r*******shop.com")
+      assert.strictEqual((yield* directory.get(free, "OPENOPEN")).domain, "openopenshop.com")
+      assert.strictEqual((yield* directory.get(business, "REGULAR1")).domain, "regular1shop.com")
+      assert.strictEqual((yield* directory.me(free, rate)).reveals.used, 0)
+      yield* directory.reveal(free, "REGULAR1")
+      const after = yield* directory.get(free, "REGULAR1")
+      assert.strictEqual(after.domain, "regular1shop.com")
+      assert.isTrue(after.name_disclosed)
+    })))
+
+  it.effect("publishes bands and ranges, never exact figures, and names null metrics", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(listing("BANDED01", { backlinks: 120, domainAuthority: 35, directoryScore: 57, ageYears: null, category: null }))
+      const { caller } = yield* callerOn("business")
+      const row = yield* directory.get(caller, "BANDED01")
+      assert.strictEqual(row.backlinks, "100-249")
+      assert.strictEqual(row.domain_authority, "30-39")
+      assert.deepStrictEqual(row.directory_score, { low: 50, high: 59 })
+      assert.deepStrictEqual(row.metrics_missing, ["age_years", "category"])
+      assert.strictEqual(row.category, null)
+    })))
+
+  it.effect("refuses since below business, unknown categories and foreign cursors", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(listing("AAAAAAA1"), listing("AAAAAAA2"), listing("AAAAAAA3"))
+      const { caller: pro } = yield* callerOn("pro")
+      const since = yield* Effect.flip(directory.list(pro, { since: "2026-01-01T00:00:00Z" }))
+      assert.instanceOf(since, Errors.UpgradeRequired)
+      const category = yield* Effect.flip(directory.list(pro, { category: "tech,nope" }))
+      assert.deepStrictEqual(category._tag === "InvalidRequest" && category.parameter, "category")
+      const page = yield* directory.list(pro, { limit: "2" })
+      assert.isTrue(page.has_more)
+      const next = page.next_cursor!
+      const rest = yield* directory.list(pro, { limit: "2", cursor: next })
+      assert.deepStrictEqual(rest.data.map((row) => row.id), ["AAAAAAA3"])
+      assert.isFalse(rest.has_more)
+      assert.strictEqual(rest.next_cursor, null)
+      const lowered = yield* Effect.flip(directory.list(pro, { cursor: next.toLowerCase() }))
+      assert.deepStrictEqual(lowered._tag === "InvalidRequest" && lowered.parameter, "cursor")
+      const otherOrder = yield* Effect.flip(directory.list(pro, { cursor: next, sort: "latest" }))
+      assert.deepStrictEqual(otherOrder._tag === "InvalidRequest" && otherOrder.parameter, "cursor")
+    })))
+
+  it.effect("a since run includes tombstones and its synced_at trails the clock by 120 s", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      const operators = yield* Operators.Operators
+      yield* load(listing("FEED0001"), listing("FEED0002"))
+      yield* operators.delist([id("FEED0002")], "sold")
+      const { caller } = yield* callerOn("business")
+      const page = yield* directory.list(caller, { since: new Date(T0 - 1000).toISOString() })
+      assert.deepStrictEqual(page.data, [
+        { ...(yield* directory.get(caller, "FEED0001")) },
+        { id: "FEED0002", status: "delisted", updated_at: new Date(T0).toISOString() }
+      ])
+      assert.strictEqual(page.synced_at, new Date(T0 - 120_000).toISOString())
+      const plain = yield* directory.list(caller, {})
+      assert.deepStrictEqual(plain.data.map((row) => row.id), ["FEED0001"])
+      assert.instanceOf(yield* Effect.flip(directory.get(caller, "FEED0002")), Errors.ListingNotFound)
+    })))
+})
+
+describe("Directory: reveal", () => {
+  it.effect("charges a capped plan once; a repeat returns the original revealed_at for free", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(listing("REVEAL01"))
+      const { caller } = yield* callerOn("pro")
+      const first = yield* directory.reveal(caller, "REVEAL01")
+      assert.strictEqual(first.revealed_at, new Date(T0).toISOString())
+      assert.strictEqual(first.domain, "reveal01shop.com")
+      assert.strictEqual(first.availability_checked_at, new Date(T0).toISOString())
+      yield* TestClock.adjust(HOUR)
+      const repeat = yield* directory.reveal(caller, "REVEAL01")
+      assert.strictEqual(repeat.revealed_at, first.revealed_at)
+      assert.strictEqual(repeat.availability_checked_at, new Date(T0 + HOUR).toISOString())
+      const me = yield* directory.me(caller, rate)
+      assert.deepStrictEqual(me.reveals, { limit: 500, remaining: 499, used: 1, resets_at: "2026-07-01T00:00:00.000Z" })
+    })))
+
+  it.effect("open listings and plans without a ceiling cost nothing but are still revealed", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      const ledger = yield* RevealStore.RevealStore
+      yield* load(listing("OPENOPEN", { tier: "open" }), listing("REGULAR1"))
+      const { caller: free } = yield* callerOn("free")
+      const { caller: business } = yield* callerOn("business")
+      yield* directory.reveal(free, "OPENOPEN")
+      yield* directory.reveal(business, "REGULAR1")
+      assert.strictEqual((yield* directory.me(free, rate)).reveals.used, 0)
+      assert.deepStrictEqual((yield* directory.me(business, rate)).reveals, {
+        limit: null,
+        remaining: null,
+        used: 0,
+        resets_at: "2026-07-01T00:00:00.000Z"
+      })
+      assert.isDefined(yield* ledger.find(free.accountId, "OPENOPEN"))
+      assert.isDefined(yield* ledger.find(business.accountId, "REGULAR1"))
+    })))
+
+  it.effect("refuses past the monthly ceiling until the next calendar month", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      const ids = Array.from({ length: 11 }, (_, i) => `QUOTA${String(i).padStart(3, "0")}`)
+      yield* load(...ids.map((value) => listing(value)))
+      const { caller } = yield* callerOn("free")
+      for (const value of ids.slice(0, 10)) yield* directory.reveal(caller, value)
+      const refused = yield* Effect.flip(directory.reveal(caller, ids[10]!))
+      assert.deepStrictEqual(refused, new Errors.QuotaExhausted({ resetsAt: Date.UTC(2026, 6, 1) }))
+      const repeat = yield* directory.reveal(caller, ids[0]!)
+      assert.strictEqual(repeat.revealed_at, new Date(T0).toISOString())
+      yield* TestClock.setTime(Date.UTC(2026, 6, 1))
+      yield* directory.reveal(caller, ids[10]!)
+      assert.strictEqual((yield* directory.me(caller, rate)).reveals.used, 1)
+    })))
+
+  it.effect("refuses featured on free, unknown and delisted listings", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      const operators = yield* Operators.Operators
+      yield* load(listing("FEATURE1", { tier: "featured" }), listing("GONEGONE"), listing("DRAFTED1", { status: "draft" }))
+      yield* operators.delist([id("GONEGONE")], "blocked")
+      const { caller } = yield* callerOn("free")
+      assert.deepStrictEqual(yield* Effect.flip(directory.reveal(caller, "FEATURE1")), new Errors.FeaturedRequiresPro())
+      for (const value of ["GONEGONE", "DRAFTED1", "NOSUCHID", "feature1", "short"]) {
+        assert.instanceOf(yield* Effect.flip(directory.reveal(caller, value)), Errors.ListingNotFound)
+      }
+      assert.strictEqual((yield* directory.me(caller, rate)).reveals.used, 0)
+    })))
+})
+
+describe("Directory: holds", () => {
+  it.effect("needs a plan with holds and a reveal of this account; a disclosed name is not a reveal", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(listing("HOLDME01"))
+      const { caller: free } = yield* callerOn("free")
+      const { caller: business } = yield* callerOn("business")
+      assert.deepStrictEqual(yield* Effect.flip(directory.hold(free, "HOLDME01")), new Errors.HoldsRequirePro())
+      assert.strictEqual((yield* directory.get(business, "HOLDME01")).domain, "holdme01shop.com")
+      assert.deepStrictEqual(yield* Effect.flip(directory.hold(business, "HOLDME01")), new Errors.RevealRequired())
+      yield* directory.reveal(business, "HOLDME01")
+      const held = yield* directory.hold(business, "HOLDME01")
+      assert.deepStrictEqual(held.holds, { active: 1, hold_hours: 168, limit: 20, plan: "business" })
+      assert.strictEqual(held.hold.expires_at, new Date(T0 + 168 * HOUR).toISOString())
+      assert.isTrue(held.hold.can_extend)
+      assert.strictEqual(held.hold.extend_hours, 168)
+    })))
+
+  it.effect("another account's hold hides the name from everyone else and refuses their first reveal", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(listing("CONTEST1", { tier: "open" }))
+      const before = yield* Effect.flatMap(callerOn("business", "reader"), ({ caller }) => directory.get(caller, "CONTEST1"))
+      const { caller: holder } = yield* callerOn("pro", "holder")
+      const { caller: earlier } = yield* callerOn("pro", "earlier")
+      const { caller: later } = yield* callerOn("business", "later")
+      yield* directory.reveal(earlier, "CONTEST1")
+      yield* directory.reveal(holder, "CONTEST1")
+      const held = yield* directory.hold(holder, "CONTEST1")
+      const mine = yield* directory.get(holder, "CONTEST1")
+      assert.strictEqual(mine.hold_state, "mine")
+      assert.strictEqual(mine.domain, "contest1shop.com")
+      assert.strictEqual(mine.updated_at, before.updated_at)
+      const theirs = yield* directory.get(later, "CONTEST1")
+      assert.strictEqual(theirs.hold_state, "other")
+      assert.strictEqual(theirs.domain, null)
+      assert.strictEqual(theirs.hold_expires_at, held.hold.expires_at)
+      const refused = yield* Effect.flip(directory.reveal(later, "CONTEST1"))
+      assert.deepStrictEqual(refused, new Errors.HeldByOther({ expiresAt: T0 + 48 * HOUR }))
+      const reopened = yield* directory.reveal(earlier, "CONTEST1")
+      assert.strictEqual(reopened.domain, null)
+      const taken = yield* Effect.flip(directory.hold(earlier, "CONTEST1"))
+      assert.deepStrictEqual(taken, new Errors.HeldByOther({ expiresAt: T0 + 48 * HOUR }))
+      yield* TestClock.adjust(48 * HOUR)
+      assert.strictEqual((yield* directory.get(later, "CONTEST1")).domain, "contest1shop.com")
+      assert.strictEqual((yield* directory.hold(earlier, "CONTEST1")).holds.active, 1)
+    })))
+
+  it.effect("hold again returns the same hold; extend once; end; cooldown; the holds list", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(listing("LIFECYC1"))
+      const { caller } = yield* callerOn("pro")
+      yield* directory.reveal(caller, "LIFECYC1")
+      const first = yield* directory.hold(caller, "LIFECYC1")
+      yield* TestClock.adjust(HOUR)
+      assert.deepStrictEqual((yield* directory.hold(caller, "LIFECYC1")).hold, first.hold)
+      const extended = yield* directory.extend(caller, first.hold.id)
+      assert.strictEqual(extended.hold.expires_at, new Date(T0 + 72 * HOUR).toISOString())
+      assert.isFalse(extended.hold.can_extend)
+      assert.deepStrictEqual(yield* Effect.flip(directory.extend(caller, first.hold.id)), new Errors.AlreadyExtended())
+      const ended = yield* directory.end(caller, first.hold.id, "registered")
+      assert.strictEqual(ended.hold.state, "registered")
+      assert.strictEqual(ended.holds.active, 0)
+      assert.deepStrictEqual(yield* Effect.flip(directory.end(caller, first.hold.id, "released")), new Errors.HoldOver({ state: "registered" }))
+      assert.deepStrictEqual(yield* Effect.flip(directory.extend(caller, first.hold.id)), new Errors.HoldOver({ state: "registered" }))
+      const cooldown = yield* Effect.flip(directory.hold(caller, "LIFECYC1"))
+      assert.deepStrictEqual(cooldown, new Errors.HoldCooldown({ availableAt: T0 + HOUR + 30 * DAY }))
+      const list = yield* directory.holds(caller)
+      assert.deepStrictEqual(list.data.map((hold) => [hold.id, hold.state, hold.ended_at]), [
+        [first.hold.id, "registered", new Date(T0 + HOUR).toISOString()]
+      ])
+      const { caller: stranger } = yield* callerOn("pro", "stranger")
+      assert.deepStrictEqual(yield* Effect.flip(directory.end(stranger, first.hold.id, "released")), new Errors.HoldNotFound({ holdId: first.hold.id }))
+      yield* TestClock.adjust(31 * DAY)
+      assert.deepStrictEqual((yield* directory.holds(caller)).data, [])
+    })))
+})
