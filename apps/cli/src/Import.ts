@@ -28,10 +28,11 @@ const randomIdBytes = (): Uint8Array => crypto.getRandomValues(new Uint8Array(8)
  * batch an id appears at most once (a repeated id flushes the batch first), so the later line
  * wins, as it would line by line.
  */
-export const upsertLines = Effect.fnUntraced(function*<E>(
-  lines: Stream.Stream<string, E>,
+export const upsertLines = Effect.fnUntraced(function*<A, E>(
+  lines: Stream.Stream<A, E>,
   options: {
-    readonly decode: (value: unknown, lineNumber: number) => Result.Result<ListingStore.ListingInput, string>
+    /** The listing a line stands for, a reason to reject it, or `undefined` to skip it (a blank line). */
+    readonly decode: (line: A) => Result.Result<ListingStore.ListingInput, string> | undefined
     readonly onBatch?: (linesRead: number) => void
   }
 ) {
@@ -55,17 +56,10 @@ export const upsertLines = Effect.fnUntraced(function*<E>(
     })
   })
 
-  yield* Stream.runForEach(lines, (text) => {
+  yield* Stream.runForEach(lines, (line) => {
     lineNumber++
-    if (text.trim() === "") return Effect.void
-    let value: unknown
-    try {
-      value = JSON.parse(text)
-    } catch (error) {
-      rejected.push({ line: lineNumber, error: `not JSON: ${error instanceof Error ? error.message : String(error)}` })
-      return Effect.void
-    }
-    const decoded = options.decode(value, lineNumber)
+    const decoded = options.decode(line)
+    if (decoded === undefined) return Effect.void
     if (Result.isFailure(decoded)) {
       rejected.push({ line: lineNumber, error: decoded.failure })
       return Effect.void
@@ -81,6 +75,14 @@ export const upsertLines = Effect.fnUntraced(function*<E>(
   yield* flush
   return { inserted, updated, rejected } satisfies ImportReport
 })
+
+const parseJson = (text: string): Result.Result<unknown, string> => {
+  try {
+    return Result.succeed(JSON.parse(text))
+  } catch (error) {
+    return Result.fail(`not JSON: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
 
 const openSource = Effect.fnUntraced(function*(source: string) {
   if (source === "-") return { input: process.stdin, size: undefined, file: undefined }
@@ -111,7 +113,11 @@ export const importNdjson = Effect.fnUntraced(function*(source: string, progress
   )
   const bytesRead = (stream: ReadStream | undefined) => stream?.bytesRead ?? 0
   const report = yield* upsertLines(lines, {
-    decode: (value) => ImportLine.importLineToInput(value, now, randomIdBytes),
+    decode: (text) => {
+      if (text.trim() === "") return undefined
+      const value = parseJson(text)
+      return Result.isFailure(value) ? Result.fail(value.failure) : ImportLine.importLineToInput(value.success, now, randomIdBytes)
+    },
     onBatch: (linesRead) => size !== undefined ? progress.update(bytesRead(file), size, "bytes") : progress.update(linesRead, undefined, "lines")
   }).pipe(Effect.ensuring(Effect.sync(() => {
     reader.close()

@@ -1,4 +1,4 @@
-import { type Directory, type Operators } from "@dropshelf/core"
+import type { Directory, ListingStore, Operators } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Config, Effect, Layer } from "effect"
 
@@ -33,7 +33,7 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
 })
 
 /** What every command runs against: the operator and directory use cases over the configured storage. */
-export type Services = Operators.Operators | Directory.Directory
+export type Services = Operators.Operators | Directory.Directory | ListingStore.ListingStore
 
 /** Where the configured storage lives, for messages. */
 export const describeStorage = (config: DropshelfConfig): string =>

@@ -1,0 +1,184 @@
+import { type Ids, Listing, Operators, Plan } from "@dropshelf/core"
+import { Effect, Schema } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import * as Demo from "./Demo.ts"
+import { UsageError } from "./Failure.ts"
+import * as Import from "./Import.ts"
+import { emit } from "./Output.ts"
+import * as Progress from "./Progress.ts"
+import * as Runtime from "./Runtime.ts"
+import * as Seed from "./Seed.ts"
+import * as Serve from "./Serve.ts"
+
+/*
+ * The `dropshelf` command tree, exactly as product.md's Operator interface table: names, flags,
+ * `--json` documents. Handlers are thin: decode, call the core's Operators, print.
+ */
+
+const json = Flag.Boolean("json").pipe(
+  Flag.withDescription("Print exactly one JSON document on stdout instead of human text"),
+  Flag.withDefault(false)
+)
+
+/** Runs `body` against the configured storage (opened, and closed when it ends). */
+const withStorage = <A, E>(body: Effect.Effect<A, E, Runtime.Services>) =>
+  Effect.gen(function*() {
+    const config = yield* Runtime.DropshelfConfig
+    return yield* body.pipe(Effect.provide(Runtime.layer(config)))
+  })
+
+const migrate = Command.make("migrate", { json }, ({ json }) =>
+  Effect.gen(function*() {
+    const config = yield* Runtime.DropshelfConfig
+    const applied = yield* Runtime.migrate(config)
+    yield* emit(json, { applied }, () =>
+      applied.length === 0 ? "No pending migrations." : `Applied ${applied.length} migration(s): ${applied.join(", ")}`)
+  })).pipe(Command.withDescription("Apply pending migrations"))
+
+const serve = Command.make("serve", {
+  json,
+  port: Flag.Int("port").pipe(Flag.withDescription("HTTP port (default: PORT, else 8080)"), Flag.optional),
+  host: Flag.String("host").pipe(Flag.withDescription("Bind address (default: HOST, else 127.0.0.1)"), Flag.optional)
+}, ({ host, port }) =>
+  Effect.gen(function*() {
+    const config = yield* Runtime.DropshelfConfig
+    yield* Serve.serve({
+      ...config,
+      port: port._tag === "Some" ? port.value : config.port,
+      host: host._tag === "Some" ? host.value : config.host
+    })
+  })).pipe(Command.withDescription("Migrate, then serve the API until SIGINT/SIGTERM"))
+
+const importCommand = Command.make("import", {
+  json,
+  source: Argument.String("file").pipe(Argument.withDescription("NDJSON file, or - for standard input"))
+}, ({ json, source }) =>
+  withStorage(Effect.gen(function*() {
+    const progress = yield* Progress.make("import")
+    const report = yield* Import.importNdjson(source, progress)
+    yield* emit(json, report, () =>
+      [
+        `Imported ${report.inserted} new and ${report.updated} updated listing(s); ${report.rejected.length} line(s) rejected.`,
+        ...report.rejected.slice(0, 20).map((rejection) => `  line ${rejection.line}: ${rejection.error}`),
+        ...(report.rejected.length > 20 ? [`  … and ${report.rejected.length - 20} more (use --json for all)`] : [])
+      ].join("\n"))
+  }))).pipe(Command.withDescription("Upsert listings from NDJSON (a file, or - for stdin), streaming"))
+
+const ListingIdArgument = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9]{8}$/, { message: "a listing id is 8 characters of [A-Za-z0-9]" }))
+
+const delist = Command.make("delist", {
+  json,
+  ids: Argument.String("id").pipe(
+    Argument.withSchema(ListingIdArgument),
+    Argument.variadic({ min: 1 }),
+    Argument.withDescription("Listing ids")
+  ),
+  reason: Flag.Literals("reason", Listing.DELIST_REASONS).pipe(
+    Flag.withDescription("Why the listings leave the directory"),
+    Flag.withDefault("delisted")
+  )
+}, ({ ids, json, reason }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* Operators.Operators
+    const delisted = yield* operators.delist(ids as ReadonlyArray<Ids.ListingId>, reason)
+    yield* emit(json, { delisted }, () =>
+      delisted.length === 0
+        ? "No listing changed (unknown ids, or already out of the directory)."
+        : `Delisted (${reason}): ${delisted.join(" ")}`)
+  }))).pipe(Command.withDescription("Take listings out of the directory (they become tombstones)"))
+
+const accountsCreate = Command.make("create", {
+  json,
+  name: Flag.String("name").pipe(Flag.withDescription("Account label")),
+  plan: Flag.Literals("plan", Plan.PlanName.literals).pipe(Flag.withDescription("Plan"))
+}, ({ json, name, plan }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* Operators.Operators
+    const account = yield* operators.createAccount(name, plan)
+    yield* emit(json, { id: account.id, plan: account.plan }, () => `Created account ${account.id} (${account.name}) on plan ${account.plan}.`)
+  }))).pipe(Command.withDescription("Create an account"))
+
+const accountsSetPlan = Command.make("set-plan", {
+  json,
+  accountId: Argument.String("account-id"),
+  plan: Argument.Literals("plan", Plan.StoredPlan.literals)
+}, ({ accountId, json, plan }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* Operators.Operators
+    const account = yield* operators.setPlan(accountId, plan)
+    yield* emit(json, { id: account.id, plan: account.plan }, () =>
+      `Account ${account.id} is now on plan ${account.plan}${account.plan === "lapsed" ? " (reads as free)" : ""}.`)
+  }))).pipe(Command.withDescription("Change an account's plan; lapsed reads as free"))
+
+const accounts = Command.make("accounts").pipe(
+  Command.withDescription("Manage accounts"),
+  Command.withSubcommands([accountsCreate, accountsSetPlan])
+)
+
+const keysCreate = Command.make("create", {
+  json,
+  accountId: Argument.String("account-id"),
+  name: Flag.String("name").pipe(Flag.withDescription("Key label"))
+}, ({ accountId, json, name }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* Operators.Operators
+    const { key, secret } = yield* operators.createKey(accountId, name)
+    yield* emit(json, { key: secret, prefix: key.prefix, name: key.name }, () =>
+      [`${secret}`, `Key ${key.prefix}… (${key.name}) for account ${key.accountId}. The secret above is shown once: store it now.`].join("\n"))
+  }))).pipe(Command.withDescription("Create an API key; the secret is printed once"))
+
+const keysRevoke = Command.make("revoke", {
+  json,
+  prefix: Argument.String("prefix")
+}, ({ json, prefix }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* Operators.Operators
+    const key = yield* operators.revokeKey(prefix)
+    yield* emit(json, { revoked: key.prefix }, () => `Revoked key ${key.prefix}.`)
+  }))).pipe(Command.withDescription("Revoke an API key"))
+
+const keys = Command.make("keys").pipe(
+  Command.withDescription("Manage API keys"),
+  Command.withSubcommands([keysCreate, keysRevoke])
+)
+
+const masksBackfill = Command.make("backfill", { json }, ({ json }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* Operators.Operators
+    const updated = yield* operators.backfillMasks
+    yield* emit(json, { updated }, () => `Computed mask_hint on ${updated} listing(s).`)
+  }))).pipe(Command.withDescription("Compute mask_hint where it is null"))
+
+const masks = Command.make("masks").pipe(
+  Command.withDescription("Maintain listing masks"),
+  Command.withSubcommands([masksBackfill])
+)
+
+const seed = Command.make("seed", {
+  json,
+  listings: Flag.Int("listings").pipe(Flag.withDescription("How many listings to add")),
+  seed: Flag.Int("seed").pipe(Flag.withDescription("PRNG seed: the same seed gives the same directory"), Flag.withDefault(1))
+}, ({ json, listings, seed }) =>
+  Effect.gen(function*() {
+    if (listings < 0) return yield* new UsageError({ message: "--listings must be 0 or more" })
+    return yield* withStorage(Effect.gen(function*() {
+      const progress = yield* Progress.make("seed")
+      const report = yield* Seed.seed(listings, seed, progress)
+      yield* emit(json, { inserted: report.inserted }, () =>
+        `Seeded ${listings} listing(s) with seed ${seed}: ${report.inserted} new, ${report.updated} already there (updated).`)
+    }))
+  })).pipe(Command.withDescription("Add a synthetic, realistic directory (deterministic per seed)"))
+
+const demo = Command.make("demo", { json }, ({ json }) =>
+  Effect.gen(function*() {
+    const config = yield* Runtime.DropshelfConfig
+    yield* Demo.prepare(config, json)
+    yield* Serve.serve(config)
+  })).pipe(Command.withDescription("What `npm start` runs: a demo directory with one key per plan, then serve"))
+
+export const root = Command.make("dropshelf").pipe(
+  Command.withDescription("Operate a dropshelf expired-domain directory"),
+  Command.withSubcommands([migrate, serve, importCommand, delist, accounts, keys, masks, seed, demo])
+)
+
+export const run = Command.run(root, { version: "0.1.0" })
