@@ -1,0 +1,37 @@
+/**
+ * Embedding the dropshelf core in another service, with the in-memory adapter.
+ * Run it from the repository root: `npx node docs/examples/embedding.ts` (`npm test` runs it too).
+ */
+import { Directory, Operators } from "@dropshelf/core"
+import { Fixtures } from "@dropshelf/core/testing"
+import { StoreMemory } from "@dropshelf/store-memory"
+import { Effect } from "effect"
+
+const program = Effect.gen(function*() {
+  const operators = yield* Operators.Operators
+  const directory = yield* Directory.Directory
+
+  // An operator loads listings and opens an account with a key.
+  yield* operators.upsertListings([
+    Fixtures.listingInput("Xy12Ab34", { domain: "bestcoffeeshop.com", discoveredAt: Date.now() - 30 * 86_400_000 })
+  ])
+  const account = yield* operators.createAccount("Acme", "pro")
+  const { secret } = yield* operators.createKey(account.id, "acme-backend")
+
+  // A caller is whoever holds a key; the plan is resolved on every call.
+  const caller = yield* directory.authenticate(secret)
+  const page = yield* directory.list(caller, { limit: "10" })
+  console.log("masked:", page.data[0])
+
+  const revealed = yield* directory.reveal(caller, "Xy12Ab34")
+  console.log("revealed:", revealed.domain, "at", revealed.revealed_at)
+
+  const held = yield* directory.hold(caller, "Xy12Ab34")
+  console.log("held until", held.hold.expires_at, `(${held.holds.active}/${held.holds.limit} holds)`)
+
+  // Refusals are tagged values: branch on `_tag`, no HTTP involved.
+  const refusal = yield* Effect.flip(directory.reveal(caller, "NoSuchId"))
+  console.log("refused:", refusal._tag)
+})
+
+await Effect.runPromise(program.pipe(Effect.provide(StoreMemory.layerDirectory)))
