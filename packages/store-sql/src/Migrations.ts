@@ -1,0 +1,151 @@
+import { Effect } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+
+/*
+ * Versioned schema changes, applied in id order by effect/sql's Migrator, which records them
+ * in `effect_sql_migrations` and takes an exclusive lock on that table, so two instances
+ * starting at once apply each migration once. Every statement is sent on its own: the
+ * extended protocol takes one command per message. Never edit a migration once released;
+ * add the next one.
+ */
+
+const statements = (...sql: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const client = yield* SqlClient.SqlClient
+    for (const statement of sql) yield* client.unsafe(statement)
+  })
+
+const initial = statements(
+  // Trusted extensions (PG 13+): a database owner may create them. PGlite ships both.
+  `CREATE EXTENSION IF NOT EXISTS btree_gist`,
+  `CREATE EXTENSION IF NOT EXISTS pg_trgm`,
+
+  `CREATE TABLE accounts (
+    id text PRIMARY KEY,
+    name text NOT NULL,
+    plan text NOT NULL CHECK (plan IN ('free', 'pro', 'business', 'lapsed')),
+    created_at timestamptz NOT NULL
+  )`,
+
+  `CREATE TABLE api_keys (
+    id text PRIMARY KEY,
+    account_id text NOT NULL REFERENCES accounts (id),
+    name text NOT NULL,
+    prefix text NOT NULL UNIQUE,
+    digest text NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL,
+    last_used_at timestamptz,
+    revoked_at timestamptz
+  )`,
+  `CREATE INDEX api_keys_live_by_account ON api_keys (account_id) WHERE revoked_at IS NULL`,
+
+  // Ids compare byte-wise (COLLATE "C"), as the core and every client compare them.
+  // tld, published_value_cents, citability_score and search_text are derived at write time
+  // by the core's own functions, so filters compare plain columns.
+  `CREATE TABLE listings (
+    id text COLLATE "C" PRIMARY KEY,
+    domain text NOT NULL,
+    tier text NOT NULL CHECK (tier IN ('featured', 'regular', 'open')),
+    status text NOT NULL CHECK (status IN ('active', 'draft', 'blocked', 'sold', 'delisted')),
+    discovered_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    estimated_value_cents bigint,
+    published_value_cents bigint NOT NULL,
+    category text,
+    age_years integer,
+    backlinks bigint,
+    referring_domains bigint,
+    domain_authority integer,
+    snapshots bigint,
+    directory_score integer,
+    spam text CHECK (spam IN ('low', 'moderate')),
+    linked_by jsonb NOT NULL,
+    tags jsonb NOT NULL,
+    blurb text,
+    source text,
+    agent_citability jsonb,
+    citability_score integer,
+    featured_rank integer,
+    availability_checked_at timestamptz,
+    mask_hint text,
+    word_count integer NOT NULL,
+    tld text NOT NULL,
+    search_text text NOT NULL
+  )`,
+
+  // The database stamps updated_at, never the application: the since feed's watermark must
+  // come from one clock, and clock_timestamp() is the time of the write itself.
+  `CREATE FUNCTION dropshelf_stamp_updated_at() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    NEW.updated_at := date_trunc('milliseconds', clock_timestamp());
+    RETURN NEW;
+  END
+  $$`,
+  `CREATE TRIGGER listings_stamp_updated_at BEFORE INSERT OR UPDATE ON listings
+    FOR EACH ROW EXECUTE FUNCTION dropshelf_stamp_updated_at()`,
+
+  `CREATE INDEX listings_latest ON listings (discovered_at DESC, id) WHERE status = 'active'`,
+  `CREATE INDEX listings_since ON listings (updated_at, id)`,
+  `CREATE INDEX listings_tld ON listings (tld, id) WHERE status = 'active'`,
+  `CREATE INDEX listings_category ON listings (category, id) WHERE status = 'active'`,
+  `CREATE INDEX listings_source ON listings (source, id) WHERE status = 'active'`,
+  `CREATE INDEX listings_price ON listings (published_value_cents) WHERE status = 'active'`,
+  `CREATE INDEX listings_score ON listings (directory_score) WHERE status = 'active'`,
+  `CREATE INDEX listings_checked ON listings (availability_checked_at) WHERE status = 'active'`,
+  `CREATE INDEX listings_featured ON listings (id) WHERE status = 'active' AND featured_rank IS NOT NULL`,
+  `CREATE INDEX listings_open ON listings (id) WHERE status = 'active' AND tier = 'open'`,
+  `CREATE INDEX listings_search ON listings USING gin (search_text gin_trgm_ops)`,
+
+  `CREATE TABLE reveals (
+    account_id text NOT NULL,
+    listing_id text COLLATE "C" NOT NULL,
+    revealed_at timestamptz NOT NULL,
+    charged boolean NOT NULL,
+    PRIMARY KEY (account_id, listing_id)
+  )`,
+  `CREATE TABLE reveal_usage (
+    account_id text NOT NULL,
+    month text NOT NULL,
+    used integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (account_id, month)
+  )`,
+
+  // ends_at is the effective end: the early end when there was one, else the scheduled one.
+  // The exclusion constraint then allows one running hold per listing across all accounts,
+  // and an expired hold frees its listing by the passing of time alone, with no sweeper.
+  `CREATE TABLE holds (
+    id text PRIMARY KEY,
+    listing_id text COLLATE "C" NOT NULL,
+    account_id text NOT NULL,
+    held_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    extended boolean NOT NULL DEFAULT false,
+    ended_at timestamptz,
+    outcome text CHECK (outcome IN ('released', 'registered')),
+    ends_at timestamptz GENERATED ALWAYS AS (GREATEST(held_at, COALESCE(ended_at, expires_at))) STORED,
+    CONSTRAINT holds_one_running_per_listing
+      EXCLUDE USING gist (listing_id WITH =, tstzrange(held_at, ends_at) WITH &&)
+  )`,
+  `CREATE INDEX holds_by_account ON holds (account_id, held_at DESC)`,
+  `CREATE INDEX holds_by_account_listing ON holds (account_id, listing_id, ends_at DESC)`,
+
+  `CREATE TABLE settings (
+    key text PRIMARY KEY,
+    value text NOT NULL
+  )`
+)
+
+/** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
+export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+  "0001_initial": initial
+}
+
+const run = Migrator.make({})
+
+/** Applies pending migrations; returns the names applied by this call (empty when up to date). */
+export const migrate: Effect.Effect<ReadonlyArray<string>, never, SqlClient.SqlClient> = run({
+  loader: Migrator.fromRecord(migrations)
+}).pipe(
+  Effect.map((applied) => applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)),
+  Effect.orDie
+)

@@ -1,0 +1,45 @@
+import { AccountStore, Errors, type Ids, type Plan } from "@dropshelf/core"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { instant, toDate } from "./Rows.ts"
+
+type Row = Record<string, unknown>
+
+export const toAccount = (row: Row, prefix = ""): AccountStore.AccountRecord => ({
+  id: row[`${prefix}id`] as Ids.AccountId,
+  name: row[`${prefix}name`] as string,
+  plan: row[`${prefix}plan`] as Plan.StoredPlan,
+  createdAt: instant(row[`${prefix}created_at`])
+})
+
+export const newAccountId = () => `acct_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const create = (request: { readonly name: string; readonly plan: Plan.StoredPlan; readonly at: number }) =>
+    sql<Row>`INSERT INTO accounts (id, name, plan, created_at)
+      VALUES (${newAccountId()}, ${request.name}, ${request.plan}, ${toDate(request.at)})
+      RETURNING id, name, plan, created_at`.pipe(
+      Effect.map((rows) => toAccount(rows[0]!)),
+      Effect.orDie
+    )
+
+  const setPlan = (id: string, plan: Plan.StoredPlan) =>
+    Effect.gen(function*() {
+      const rows = yield* sql<Row>`UPDATE accounts SET plan = ${plan} WHERE id = ${id}
+        RETURNING id, name, plan, created_at`.pipe(Effect.orDie)
+      if (rows[0] === undefined) return yield* new Errors.AccountNotFound({ accountId: id })
+      return toAccount(rows[0])
+    })
+
+  const find = (id: string) =>
+    sql<Row>`SELECT id, name, plan, created_at FROM accounts WHERE id = ${id}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? undefined : toAccount(rows[0]))),
+      Effect.orDie
+    )
+
+  return AccountStore.AccountStore.of({ create, setPlan, find })
+})
+
+export const layer = Layer.effect(AccountStore.AccountStore, make)

@@ -1,0 +1,179 @@
+import { Errors, Hold, HoldStore, type Ids, type Time } from "@dropshelf/core"
+import { Effect, Layer, Result } from "effect"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import { instant, instantOrNull, int, sqlState, toDate } from "./Rows.ts"
+
+/*
+ * Holds. The rules are the core's (`Hold.decideAcquire`, `decideExtend`, `decideEnd`); the
+ * database supplies the atomicity they assume:
+ *
+ * - one running hold per listing across all accounts: the exclusion constraint on
+ *   (listing_id, [held_at, ends_at)), so two accounts racing for a listing cannot both insert;
+ * - the per-account cap and the cooldown: every acquire of one account runs under a
+ *   transaction-scoped advisory lock keyed by the account, taken before the snapshot is read
+ *   (READ COMMITTED then sees every hold the previous holder of the lock committed);
+ * - one extension, one end: conditional UPDATEs that only match a running, unextended hold.
+ */
+
+type Row = Record<string, unknown>
+type HoldRecord = Hold.HoldRecord
+
+const HOLD_COLUMNS = "id, listing_id, account_id, held_at, expires_at, extended, ended_at, outcome"
+
+const toHold = (row: Row): HoldRecord => ({
+  id: row.id as Ids.HoldId,
+  listingId: row.listing_id as string,
+  accountId: row.account_id as string,
+  heldAt: instant(row.held_at),
+  expiresAt: instant(row.expires_at),
+  extended: row.extended === true,
+  endedAt: instantOrNull(row.ended_at),
+  outcome: (row.outcome ?? null) as Hold.HoldOutcome | null
+})
+
+/** The insert lost the race for the listing: another account's hold now runs on it. */
+class ListingTaken {
+  readonly _tag = "ListingTaken"
+}
+
+/** Advisory-lock namespace of per-account hold decisions. */
+const ACCOUNT_HOLD_LOCK = 0x68_6f_6c_64 // "hold"
+
+const EXCLUSION_VIOLATION = "23P01"
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = sql.literal(HOLD_COLUMNS)
+
+  /** Running at `now`: not ended by its holder and not past its scheduled end (`Hold.isRunningAt`). */
+  const runningOnListing = (listingId: string, now: Time.Instant) =>
+    sql<Row>`SELECT ${columns} FROM holds
+      WHERE listing_id = ${listingId} AND outcome IS NULL AND expires_at > ${toDate(now)}
+      ORDER BY held_at DESC LIMIT 1`.pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : toHold(rows[0]))))
+
+  const attemptAcquire = (request: HoldStore.AcquireHold) =>
+    Effect.gen(function*() {
+      const { accountId, listingId, now } = request
+      const at = toDate(now)
+      yield* sql`SELECT pg_advisory_xact_lock(${ACCOUNT_HOLD_LOCK}, hashtext(${accountId}))`
+      const running = yield* runningOnListing(listingId, now)
+      const counted = yield* sql<{ running: unknown }>`SELECT count(*) AS running FROM holds
+        WHERE account_id = ${accountId} AND outcome IS NULL AND expires_at > ${at}`
+      // The most recently ended own hold on the listing: its end starts the cooldown.
+      const lastOwn = yield* sql<Row>`SELECT ${columns} FROM holds
+        WHERE account_id = ${accountId} AND listing_id = ${listingId}
+          AND (outcome IS NOT NULL OR expires_at <= ${at})
+        ORDER BY ends_at DESC LIMIT 1`
+      const decision = Hold.decideAcquire({
+        accountId,
+        plan: request.plan,
+        now,
+        runningOnListing: running,
+        accountRunning: int(counted[0]!.running),
+        lastOwnHold: lastOwn[0] === undefined ? undefined : toHold(lastOwn[0])
+      })
+      if (Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
+      if (decision.success._tag === "Existing") return { hold: decision.success.hold, created: false }
+      // ON CONFLICT DO NOTHING with no target also covers the exclusion constraint: a hold
+      // another account committed meanwhile turns the insert into no row, not an error.
+      const inserted = yield* sql<Row>`INSERT INTO holds (id, listing_id, account_id, held_at, expires_at)
+        VALUES (${`h_${crypto.randomUUID().replaceAll("-", "")}`}, ${listingId}, ${accountId},
+          ${toDate(decision.success.heldAt)}, ${toDate(decision.success.expiresAt)})
+        ON CONFLICT DO NOTHING
+        RETURNING ${columns}`
+      if (inserted[0] === undefined) return yield* Effect.fail(new ListingTaken())
+      return { hold: toHold(inserted[0]), created: true }
+    })
+
+  const acquire = (
+    request: HoldStore.AcquireHold,
+    retries = 3
+  ): Effect.Effect<{ readonly hold: HoldRecord; readonly created: boolean }, Errors.HeldByOther | Errors.HoldCapReached | Errors.HoldCooldown> =>
+    sql.withTransaction(attemptAcquire(request)).pipe(
+      Effect.catchIf(
+        (error): error is ListingTaken | SqlError => error instanceof ListingTaken || sqlState(error) === EXCLUSION_VIOLATION,
+        () =>
+          Effect.gen(function*() {
+            const running = yield* runningOnListing(request.listingId, request.now)
+            // The winner's hold already ended again: the listing is free, so try once more.
+            if (running === undefined && retries > 0) return yield* acquire(request, retries - 1)
+            return yield* new Errors.HeldByOther({ expiresAt: running?.expiresAt ?? request.now })
+          })
+      ),
+      Effect.catchTag("SqlError", Effect.die),
+      Effect.withSpan("SqlHoldStore.acquire")
+    )
+
+  const findOwn = (accountId: string, holdId: string) =>
+    sql<Row>`SELECT ${columns} FROM holds WHERE id = ${holdId} AND account_id = ${accountId}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? undefined : toHold(rows[0]))),
+      Effect.orDie
+    )
+
+  /** Why a conditional update matched nothing, in the core's words. */
+  const refusal = <E>(
+    accountId: string,
+    holdId: string,
+    decide: (hold: HoldRecord) => Result.Result<HoldRecord, E>
+  ) =>
+    Effect.gen(function*() {
+      const hold = yield* findOwn(accountId, holdId)
+      if (hold === undefined) return yield* new Errors.HoldNotFound({ holdId })
+      const decision = decide(hold)
+      if (Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
+      // The hold changed between the update and this read: report it as it is now.
+      return decision.success
+    })
+
+  const extend = (request: { readonly accountId: string; readonly holdId: string; readonly now: Time.Instant; readonly extensionMs: number }) =>
+    Effect.gen(function*() {
+      const rows = yield* sql<Row>`UPDATE holds
+        SET expires_at = expires_at + make_interval(secs => ${request.extensionMs / 1000}::float8), extended = true
+        WHERE id = ${request.holdId} AND account_id = ${request.accountId}
+          AND NOT extended AND outcome IS NULL AND expires_at > ${toDate(request.now)}
+        RETURNING ${columns}`.pipe(Effect.orDie)
+      if (rows[0] !== undefined) return toHold(rows[0])
+      return yield* refusal(request.accountId, request.holdId, (hold) => Hold.decideExtend(hold, request.now, request.extensionMs))
+    }).pipe(Effect.withSpan("SqlHoldStore.extend"))
+
+  const end = (request: { readonly accountId: string; readonly holdId: string; readonly now: Time.Instant; readonly outcome: Hold.HoldOutcome }) =>
+    Effect.gen(function*() {
+      const at = toDate(request.now)
+      const rows = yield* sql<Row>`UPDATE holds SET ended_at = ${at}, outcome = ${request.outcome}
+        WHERE id = ${request.holdId} AND account_id = ${request.accountId}
+          AND outcome IS NULL AND expires_at > ${at}
+        RETURNING ${columns}`.pipe(Effect.orDie)
+      if (rows[0] !== undefined) return toHold(rows[0])
+      return yield* refusal(request.accountId, request.holdId, (hold) => Hold.decideEnd(hold, request.now, request.outcome))
+    }).pipe(Effect.withSpan("SqlHoldStore.end"))
+
+  const runningOn = (listingIds: ReadonlyArray<string>, now: Time.Instant) =>
+    listingIds.length === 0
+      ? Effect.succeed(new Map<string, HoldRecord>())
+      : sql<Row>`SELECT ${columns} FROM holds
+        WHERE listing_id = ANY(${[...listingIds]}::text[]) AND outcome IS NULL AND expires_at > ${toDate(now)}`.pipe(
+        Effect.map((rows): ReadonlyMap<string, HoldRecord> => new Map(rows.map((row) => [row.listing_id as string, toHold(row)]))),
+        Effect.orDie
+      )
+
+  const forAccount = (accountId: string, endedSince: Time.Instant, now: Time.Instant) =>
+    sql<Row>`SELECT ${columns} FROM holds
+      WHERE account_id = ${accountId}
+        AND ((outcome IS NULL AND expires_at > ${toDate(now)}) OR COALESCE(ended_at, expires_at) >= ${toDate(endedSince)})
+      ORDER BY held_at DESC, id COLLATE "C" DESC`.pipe(
+      Effect.map((rows) => rows.map(toHold)),
+      Effect.orDie
+    )
+
+  const countRunning = (accountId: string, now: Time.Instant) =>
+    sql<{ running: unknown }>`SELECT count(*) AS running FROM holds
+      WHERE account_id = ${accountId} AND outcome IS NULL AND expires_at > ${toDate(now)}`.pipe(
+      Effect.map((rows) => int(rows[0]!.running)),
+      Effect.orDie
+    )
+
+  return HoldStore.HoldStore.of({ acquire, extend, end, findOwn, runningOn, forAccount, countRunning })
+})
+
+export const layer = Layer.effect(HoldStore.HoldStore, make)

@@ -1,0 +1,307 @@
+import { Bands, type Ids, type Listing, ListingFilter, ListingStore, ListQuery, Masking, Time } from "@dropshelf/core"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Fragment } from "effect/sql/Statement"
+import { instant, instantOrNull, int, intOrNull, json, textOrNull, toDate } from "./Rows.ts"
+
+/*
+ * Listings on Postgres. Every filter of `ListingFilter.matchesFilters` is one SQL condition
+ * over plain columns; the derived ones (tld, published value, citability score, search text)
+ * are computed at write time by the core's own functions, so the two cannot drift.
+ */
+
+/** How far `synced_at` trails the database clock, as in the spec. */
+export const SYNC_LAG_SECONDS = 120
+
+/** Rows per statement in `backfillMasks`. */
+const BACKFILL_CHUNK = 1000
+
+const COLUMNS = `id, domain, tier, status, discovered_at, updated_at, estimated_value_cents, category, age_years,
+  backlinks, referring_domains, domain_authority, snapshots, directory_score, spam, linked_by, tags, blurb, source,
+  agent_citability, featured_rank, availability_checked_at, mask_hint, word_count`
+
+type Row = Record<string, unknown>
+
+export const toRecord = (row: Row): Listing.ListingRecord => ({
+  id: row.id as Ids.ListingId,
+  domain: row.domain as string,
+  tier: row.tier as Listing.Tier,
+  status: row.status as Listing.ListingStatus,
+  discoveredAt: instant(row.discovered_at),
+  updatedAt: instant(row.updated_at),
+  estimatedValueCents: intOrNull(row.estimated_value_cents),
+  category: textOrNull(row.category),
+  ageYears: intOrNull(row.age_years),
+  backlinks: intOrNull(row.backlinks),
+  referringDomains: intOrNull(row.referring_domains),
+  domainAuthority: intOrNull(row.domain_authority),
+  snapshots: intOrNull(row.snapshots),
+  directoryScore: intOrNull(row.directory_score),
+  spam: textOrNull(row.spam) as Listing.Spam | null,
+  linkedBy: json(row.linked_by) as ReadonlyArray<string>,
+  tags: json(row.tags) as ReadonlyArray<string>,
+  blurb: textOrNull(row.blurb),
+  source: textOrNull(row.source),
+  agentCitability: (json(row.agent_citability) ?? null) as Listing.AgentCitability | null,
+  featuredRank: intOrNull(row.featured_rank),
+  availabilityCheckedAt: instantOrNull(row.availability_checked_at),
+  maskHint: textOrNull(row.mask_hint),
+  wordCount: int(row.word_count)
+})
+
+/** The JSON object one input becomes for `jsonb_to_recordset`, derived columns included. */
+const toJsonRow = (input: ListingStore.ListingInput) => ({
+  id: input.id,
+  domain: input.domain,
+  tier: input.tier,
+  status: input.status,
+  discovered_at: Time.toIso(input.discoveredAt),
+  estimated_value_cents: input.estimatedValueCents,
+  published_value_cents: input.estimatedValueCents ?? Bands.REFERENCE_VALUE_CENTS,
+  category: input.category,
+  age_years: input.ageYears,
+  backlinks: input.backlinks,
+  referring_domains: input.referringDomains,
+  domain_authority: input.domainAuthority,
+  snapshots: input.snapshots,
+  directory_score: input.directoryScore,
+  spam: input.spam,
+  linked_by: input.linkedBy,
+  tags: input.tags,
+  blurb: input.blurb,
+  source: input.source,
+  agent_citability: input.agentCitability,
+  citability_score: input.agentCitability?.score ?? null,
+  featured_rank: input.featuredRank,
+  availability_checked_at: input.availabilityCheckedAt === null ? null : Time.toIso(input.availabilityCheckedAt),
+  mask_hint: input.maskHint,
+  word_count: input.wordCount,
+  tld: Masking.tldOf(input.domain),
+  search_text: ListingFilter.searchText(input)
+})
+
+const RECORDSET = `r(id text, domain text, tier text, status text, discovered_at timestamptz,
+  estimated_value_cents bigint, published_value_cents bigint, category text, age_years integer, backlinks bigint,
+  referring_domains bigint, domain_authority integer, snapshots bigint, directory_score integer, spam text,
+  linked_by jsonb, tags jsonb, blurb text, source text, agent_citability jsonb, citability_score integer,
+  featured_rank integer, availability_checked_at timestamptz, mask_hint text, word_count integer, tld text,
+  search_text text)`
+
+/** `LIKE` pattern for "contains term", with the pattern characters taken literally. */
+const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+export interface Options {
+  /** How far `synced_at` trails the database clock; the spec's 120 s unless a test says otherwise. */
+  readonly syncLagSeconds: number
+}
+
+export const makeWith = (options: Options) => Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  /** The directory-score range's bounds, by the same decile rule as `Bands.directoryScoreRange`. */
+  const scoreLow = `LEAST(90, (directory_score / 10) * 10)`
+  const scoreHigh = `CASE WHEN ${scoreLow} = 90 THEN 100 ELSE ${scoreLow} + 9 END`
+
+  const filterConditions = (filters: ListQuery.ListFilters, now: Time.Instant): Array<Fragment> => {
+    const f = filters
+    const where: Array<Fragment> = []
+    if (f.ageMin !== undefined) where.push(sql`age_years >= ${f.ageMin}`)
+    if (f.categories !== undefined) where.push(sql`category = ANY(${[...f.categories]}::text[])`)
+    if (f.checkedDays !== undefined) {
+      where.push(sql`availability_checked_at >= ${toDate(now - f.checkedDays * Time.DAY)}`)
+    }
+    if (f.citabilityMin !== undefined) where.push(sql`citability_score >= ${f.citabilityMin}`)
+    if (f.featured !== undefined) {
+      where.push(f.featured ? sql`featured_rank IS NOT NULL` : sql`featured_rank IS NULL`)
+    }
+    if (f.priceRange !== undefined) {
+      const { high, low } = Bands.priceRangeBounds[f.priceRange]
+      where.push(sql`published_value_cents >= ${low}`)
+      if (high !== null) where.push(sql`published_value_cents < ${high}`)
+    }
+    if (f.q !== undefined) {
+      // search_text is already lower-cased by the core; LIKE then matches exactly as `includes`.
+      for (const term of ListingFilter.searchTerms(f.q)) where.push(sql`search_text LIKE ${containsPattern(term)}`)
+    }
+    if (f.referringDomainBands !== undefined) {
+      const bands = f.referringDomainBands.map((band) => {
+        const { high, low } = Bands.referringDomainsBandBounds(band)
+        return high === null
+          ? sql`referring_domains >= ${low}`
+          : sql`referring_domains BETWEEN ${low} AND ${high}`
+      })
+      where.push(sql.or(bands))
+    }
+    if (f.recommended === true) {
+      where.push(sql`category IS NOT NULL`)
+      where.push(sql`jsonb_array_length(linked_by) > 0`)
+      where.push(sql`directory_score >= ${ListQuery.RECOMMENDED_SCORE_FLOOR}`)
+    }
+    if (f.rsMin !== undefined || f.rsMax !== undefined) where.push(sql`directory_score IS NOT NULL`)
+    if (f.rsMin !== undefined) where.push(sql`${sql.literal(scoreLow)} >= ${f.rsMin}`)
+    if (f.rsMax !== undefined) where.push(sql`${sql.literal(scoreHigh)} <= ${f.rsMax}`)
+    if (f.sources !== undefined) where.push(sql`source = ANY(${[...f.sources]}::text[])`)
+    if (f.spam !== undefined) where.push(sql`spam = ${f.spam}`)
+    if (f.openTierOnly === true) where.push(sql`tier = 'open'`)
+    if (f.tld !== undefined) where.push(sql`tld = ${f.tld}`)
+    return where
+  }
+
+  const page = (request: ListingStore.PageRequest) =>
+    Effect.gen(function*() {
+      const where: Array<Fragment> = []
+      const filters = filterConditions(request.filters, request.now)
+      if (request.since === undefined) {
+        where.push(sql`status = 'active'`, ...filters)
+      } else {
+        // Tombstones carry no metrics worth filtering on: a since run delivers every one.
+        where.push(sql`updated_at >= ${toDate(request.since)}`)
+        where.push(sql`status IN ('active', 'sold', 'blocked', 'delisted')`)
+        if (filters.length > 0) where.push(sql`(status <> 'active' OR ${sql.and(filters)})`)
+      }
+      where.push(sql`discovered_at <= ${toDate(request.visibleBefore)}`)
+      const after = request.after
+      if (after !== undefined) {
+        if (after.order === "id") {
+          where.push(sql`id > ${after.id}`)
+        } else {
+          const at = toDate(after.discoveredAt)
+          where.push(sql`(discovered_at < ${at} OR (discovered_at = ${at} AND id > ${after.id}))`)
+        }
+      }
+      const orderBy = request.order === "latest" ? sql.literal("discovered_at DESC, id ASC") : sql.literal("id ASC")
+      const rows = yield* sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE ${sql.and(where)}
+        ORDER BY ${orderBy} LIMIT ${request.limit + 1}`
+      const records = rows.map(toRecord)
+      return { rows: records.slice(0, request.limit), hasMore: records.length > request.limit }
+    }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.page"))
+
+  const find = (id: Ids.ListingId) =>
+    sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? undefined : toRecord(rows[0]))),
+      Effect.orDie
+    )
+
+  const unknownCategories = (codes: ReadonlyArray<string>) =>
+    codes.length === 0 ? Effect.succeed([]) : sql<{ category: string }>`SELECT DISTINCT category FROM listings
+      WHERE category = ANY(${[...codes]}::text[])`.pipe(
+      Effect.map((rows) => {
+        const known = new Set(rows.map((row) => row.category))
+        return codes.filter((code) => !known.has(code))
+      }),
+      Effect.orDie
+    )
+
+  /*
+   * updated_at is the time of the write, not of the commit: a transaction that stamped a row
+   * and has not committed yet can still make that row visible with an updated_at in the past.
+   * So the watermark never passes the start of the oldest open transaction that has written
+   * anything (it holds an xid), and it trails the clock by 120 s besides.
+   */
+  const syncedAt = sql<{ synced_at: unknown }>`SELECT LEAST(
+      clock_timestamp() - make_interval(secs => ${options.syncLagSeconds}),
+      (SELECT min(xact_start) FROM pg_stat_activity
+        WHERE backend_xid IS NOT NULL AND datname = current_database() AND pid <> pg_backend_pid())
+    ) AS synced_at`.pipe(
+    Effect.map((rows) => instant(rows[0]!.synced_at)),
+    Effect.orDie
+  )
+
+  const upsert = (batch: ReadonlyArray<ListingStore.ListingInput>) =>
+    Effect.gen(function*() {
+      if (batch.length === 0) return { inserted: 0, updated: 0 }
+      // One statement cannot touch a row twice: the last occurrence of an id wins, the
+      // earlier ones count as updates, as they would one statement at a time.
+      const last = new Map<string, ListingStore.ListingInput>()
+      for (const input of batch) last.set(input.id, input)
+      const repeats = batch.length - last.size
+      const document = JSON.stringify([...last.values()].map(toJsonRow))
+      const rows = yield* sql<{ inserted: boolean }>`INSERT INTO listings (id, domain, tier, status, discovered_at,
+          estimated_value_cents, published_value_cents, category, age_years, backlinks, referring_domains,
+          domain_authority, snapshots, directory_score, spam, linked_by, tags, blurb, source, agent_citability,
+          citability_score, featured_rank, availability_checked_at, mask_hint, word_count, tld, search_text)
+        SELECT r.id, r.domain, r.tier, r.status, r.discovered_at, r.estimated_value_cents, r.published_value_cents,
+          r.category, r.age_years, r.backlinks, r.referring_domains, r.domain_authority, r.snapshots,
+          r.directory_score, r.spam, COALESCE(r.linked_by, '[]'::jsonb), COALESCE(r.tags, '[]'::jsonb), r.blurb,
+          r.source, r.agent_citability, r.citability_score, r.featured_rank, r.availability_checked_at,
+          r.mask_hint, r.word_count, r.tld, r.search_text
+        FROM jsonb_to_recordset(${document}::jsonb) AS ${sql.literal(RECORDSET)}
+        ON CONFLICT (id) DO UPDATE SET
+          domain = EXCLUDED.domain, tier = EXCLUDED.tier, status = EXCLUDED.status,
+          estimated_value_cents = EXCLUDED.estimated_value_cents,
+          published_value_cents = EXCLUDED.published_value_cents, category = EXCLUDED.category,
+          age_years = EXCLUDED.age_years, backlinks = EXCLUDED.backlinks,
+          referring_domains = EXCLUDED.referring_domains, domain_authority = EXCLUDED.domain_authority,
+          snapshots = EXCLUDED.snapshots, directory_score = EXCLUDED.directory_score, spam = EXCLUDED.spam,
+          linked_by = EXCLUDED.linked_by, tags = EXCLUDED.tags, blurb = EXCLUDED.blurb, source = EXCLUDED.source,
+          agent_citability = EXCLUDED.agent_citability, citability_score = EXCLUDED.citability_score,
+          featured_rank = EXCLUDED.featured_rank, availability_checked_at = EXCLUDED.availability_checked_at,
+          mask_hint = EXCLUDED.mask_hint, word_count = EXCLUDED.word_count, tld = EXCLUDED.tld,
+          search_text = EXCLUDED.search_text
+        RETURNING (xmax = 0) AS inserted`
+      const inserted = rows.filter((row) => row.inserted === true).length
+      return { inserted, updated: rows.length - inserted + repeats }
+    }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.upsert"))
+
+  const delist = (ids: ReadonlyArray<Ids.ListingId>, reason: Listing.DelistReason) =>
+    Effect.gen(function*() {
+      if (ids.length === 0) return []
+      const unique = [...new Set(ids)]
+      const rows = yield* sql<{ id: string }>`UPDATE listings SET status = ${reason}
+        WHERE id = ANY(${unique}::text[]) AND status IN ('active', 'draft', 'blocked') RETURNING id`
+      const changed = new Set(rows.map((row) => row.id))
+      return unique.filter((id) => changed.has(id))
+    }).pipe(Effect.orDie)
+
+  const stampAvailability = (id: Ids.ListingId, at: Time.Instant) =>
+    sql<Row>`UPDATE listings SET availability_checked_at = ${toDate(at)} WHERE id = ${id}
+      RETURNING ${sql.literal(COLUMNS)}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? undefined : toRecord(rows[0]))),
+      Effect.orDie
+    )
+
+  const backfillMasks = (mask: (domain: string) => string) =>
+    Effect.gen(function*() {
+      let changed = 0
+      let after = ""
+      while (true) {
+        const rows = yield* sql<Row>`SELECT id, domain, tags, category, blurb FROM listings
+          WHERE mask_hint IS NULL AND id > ${after} ORDER BY id LIMIT ${BACKFILL_CHUNK}`
+        if (rows.length === 0) return changed
+        after = rows[rows.length - 1]!.id as string
+        const document = JSON.stringify(rows.map((row) => {
+          const maskHint = mask(row.domain as string)
+          const searchText = ListingFilter.searchText({
+            maskHint,
+            tags: json(row.tags) as ReadonlyArray<string>,
+            category: textOrNull(row.category),
+            blurb: textOrNull(row.blurb)
+          })
+          return { id: row.id, mask_hint: maskHint, search_text: searchText }
+        }))
+        const updated = yield* sql<{ id: string }>`UPDATE listings AS l
+          SET mask_hint = r.mask_hint, search_text = r.search_text
+          FROM jsonb_to_recordset(${document}::jsonb) AS r(id text, mask_hint text, search_text text)
+          WHERE l.id = r.id AND l.mask_hint IS NULL
+          RETURNING l.id`
+        changed += updated.length
+      }
+    }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.backfillMasks"))
+
+  return ListingStore.ListingStore.of({
+    page,
+    find,
+    unknownCategories,
+    syncedAt,
+    upsert,
+    delist,
+    stampAvailability,
+    backfillMasks
+  })
+})
+
+export const make = makeWith({ syncLagSeconds: SYNC_LAG_SECONDS })
+
+export const layer = Layer.effect(ListingStore.ListingStore, make)
+
+export const layerWith = (options: Options) => Layer.effect(ListingStore.ListingStore, makeWith(options))

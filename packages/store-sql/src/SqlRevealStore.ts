@@ -1,0 +1,92 @@
+import { type RevealLedger, RevealStore } from "@dropshelf/core"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { instant, int, toDate } from "./Rows.ts"
+
+/*
+ * The reveal ledger: one row per (account, listing), so a repeat finds the original and pays
+ * nothing. A charged first reveal spends one unit of the month's allowance with a single
+ * conditional UPDATE in the same READ COMMITTED transaction: concurrent reveals queue on the
+ * usage row's lock and each re-checks `used < limit` against the committed count, so the
+ * ceiling holds however many arrive at once.
+ */
+
+type Row = Record<string, unknown>
+
+const toEntry = (row: Row): RevealLedger.RevealEntry => ({
+  accountId: row.account_id as string,
+  listingId: row.listing_id as string,
+  revealedAt: instant(row.revealed_at),
+  charged: row.charged === true
+})
+
+/** Rolls the transaction back: the allowance was spent, so nothing of this reveal stays. */
+class AllowanceSpent {
+  readonly _tag = "AllowanceSpent"
+}
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const find = (accountId: string, listingId: string) =>
+    sql<Row>`SELECT account_id, listing_id, revealed_at, charged FROM reveals
+      WHERE account_id = ${accountId} AND listing_id = ${listingId}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? undefined : toEntry(rows[0]))),
+      Effect.orDie
+    )
+
+  const revealedAmong = (accountId: string, listingIds: ReadonlyArray<string>) =>
+    listingIds.length === 0
+      ? Effect.succeed(new Set<string>())
+      : sql<{ listing_id: string }>`SELECT listing_id FROM reveals
+        WHERE account_id = ${accountId} AND listing_id = ANY(${[...listingIds]}::text[])`.pipe(
+        Effect.map((rows): ReadonlySet<string> => new Set(rows.map((row) => row.listing_id))),
+        Effect.orDie
+      )
+
+  const attempt = (request: RevealStore.RecordReveal) =>
+    Effect.gen(function*() {
+      const inserted = yield* sql<Row>`INSERT INTO reveals (account_id, listing_id, revealed_at, charged)
+        VALUES (${request.accountId}, ${request.listingId}, ${toDate(request.at)}, ${request.charge !== undefined})
+        ON CONFLICT (account_id, listing_id) DO NOTHING
+        RETURNING account_id, listing_id, revealed_at, charged`
+      if (inserted[0] === undefined) {
+        // Another reveal of the same pair committed first (the insert waited for it): repeat.
+        const existing = yield* sql<Row>`SELECT account_id, listing_id, revealed_at, charged FROM reveals
+          WHERE account_id = ${request.accountId} AND listing_id = ${request.listingId}`
+        return { _tag: "Recorded", entry: toEntry(existing[0]!), fresh: false } as const
+      }
+      const charge = request.charge
+      if (charge !== undefined) {
+        yield* sql`INSERT INTO reveal_usage (account_id, month, used) VALUES (${request.accountId}, ${charge.month}, 0)
+          ON CONFLICT (account_id, month) DO NOTHING`
+        const spent = yield* sql`UPDATE reveal_usage SET used = used + 1
+          WHERE account_id = ${request.accountId} AND month = ${charge.month} AND used < ${charge.limit}
+          RETURNING used`
+        if (spent.length === 0) return yield* Effect.fail(new AllowanceSpent())
+      }
+      return { _tag: "Recorded", entry: toEntry(inserted[0]), fresh: true } as const
+    })
+
+  const record = (request: RevealStore.RecordReveal): Effect.Effect<RevealStore.RecordOutcome> =>
+    Effect.gen(function*() {
+      const existing = yield* find(request.accountId, request.listingId)
+      if (existing !== undefined) return { _tag: "Recorded", entry: existing, fresh: false } as const
+      return yield* sql.withTransaction(attempt(request)).pipe(
+        Effect.catchIf(
+          (error): error is AllowanceSpent => error instanceof AllowanceSpent,
+          () => Effect.succeed({ _tag: "AllowanceSpent" } as const)
+        )
+      )
+    }).pipe(Effect.orDie, Effect.withSpan("SqlRevealStore.record"))
+
+  const usedIn = (accountId: string, month: string) =>
+    sql<{ used: unknown }>`SELECT used FROM reveal_usage WHERE account_id = ${accountId} AND month = ${month}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? 0 : int(rows[0].used))),
+      Effect.orDie
+    )
+
+  return RevealStore.RevealStore.of({ find, revealedAmong, record, usedIn })
+})
+
+export const layer = Layer.effect(RevealStore.RevealStore, make)

@@ -1,0 +1,7 @@
+/**
+ * @dropshelf/store-sql — the core's storage ports on Postgres: embedded PGlite by default,
+ * any PostgreSQL 15+ through DATABASE_URL.
+ */
+export * as StoreSql from "./StoreSql.ts"
+export * as PgliteClient from "./PgliteClient.ts"
+export * as DataDirLock from "./DataDirLock.ts"

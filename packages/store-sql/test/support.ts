@@ -1,0 +1,114 @@
+import { PGlite } from "@electric-sql/pglite"
+import { btree_gist } from "@electric-sql/pglite/contrib/btree_gist"
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient } from "effect/sql"
+import * as PgliteClient from "../src/PgliteClient.ts"
+import { StoreSql } from "../src/index.ts"
+
+/*
+ * Fresh databases for every test, cheaply: one PGlite (or one server database) per test file,
+ * one schema per test, migrated from scratch. Extensions live in `public`, created once.
+ */
+
+export const DATABASE_URL = process.env.DATABASE_URL?.trim() || undefined
+
+const unique = () => `${process.pid}_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6).toString(36)}`
+
+let schemaCounter = 0
+const nextSchema = () => `t_${unique()}_${++schemaCounter}`
+
+/** Migrates on `client` and hands it on: the layer's SqlClient is ready to use. */
+const migrated = (client: SqlClient.SqlClient) =>
+  Effect.as(Effect.provideService(StoreSql.migrate, SqlClient.SqlClient, client), client)
+
+// ---------------------------------------------------------------------------------------------
+// PGlite
+
+let sharedPglite: Promise<PGlite> | undefined
+
+const pglite = (): Promise<PGlite> => {
+  sharedPglite ??= PGlite.create({ extensions: { btree_gist, pg_trgm } })
+  return sharedPglite
+}
+
+/** Closes the file's PGlite (call in afterAll). */
+export const closePglite = async () => {
+  if (sharedPglite !== undefined) await (await sharedPglite).close()
+  sharedPglite = undefined
+}
+
+/** A SqlClient on the file's PGlite, in a new, migrated schema. */
+export const pgliteClient: Layer.Layer<SqlClient.SqlClient> = Layer.effect(
+  SqlClient.SqlClient,
+  Effect.gen(function*() {
+    const db = yield* Effect.promise(pglite)
+    const schema = nextSchema()
+    yield* Effect.promise(() =>
+      db.exec(`CREATE EXTENSION IF NOT EXISTS btree_gist WITH SCHEMA public;
+        CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
+        CREATE SCHEMA ${schema}; SET search_path TO ${schema}, public`)
+    )
+    return yield* migrated(yield* PgliteClient.make(db))
+  })
+)
+
+export const pgliteStores: Layer.Layer<StoreSql.Services> = StoreSql.layerStores.pipe(Layer.provideMerge(pgliteClient))
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+const withUrlDatabase = (url: string, database: string) => {
+  const parsed = new URL(url)
+  parsed.pathname = `/${database}`
+  return parsed.toString()
+}
+
+const adminRun = (url: string, statements: ReadonlyArray<string>) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function*() {
+        const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: 1 })
+        for (const statement of statements) yield* sql.unsafe(statement)
+      })
+    ).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+  )
+
+/** A database of its own for one test file; `drop` removes it. */
+export const serverDatabase = async (url: string) => {
+  const name = `dropshelf_test_${unique()}`
+  await adminRun(url, [`CREATE DATABASE ${name}`])
+  const databaseUrl = withUrlDatabase(url, name)
+  await adminRun(databaseUrl, [
+    "CREATE EXTENSION IF NOT EXISTS btree_gist WITH SCHEMA public",
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public"
+  ])
+  return {
+    url: databaseUrl,
+    drop: () => adminRun(url, [`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`])
+  }
+}
+
+/** A pooled SqlClient on `databaseUrl` whose connections all use `schema` (created if missing). */
+export const serverClientIn = (databaseUrl: string, schema: string, maxConnections = 20) =>
+  Effect.gen(function*() {
+    const client = yield* PgClient.make({
+      url: Redacted.make(databaseUrl),
+      maxConnections,
+      startupParameters: { search_path: `${schema}, public` }
+    })
+    yield* client.unsafe(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+    return client as SqlClient.SqlClient
+  }).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+
+/** A SqlClient on the test file's server database, in a new, migrated schema. */
+export const serverClient = (databaseUrl: () => string, maxConnections = 20): Layer.Layer<SqlClient.SqlClient> =>
+  Layer.effect(
+    SqlClient.SqlClient,
+    Effect.flatMap(Effect.suspend(() => serverClientIn(databaseUrl(), nextSchema(), maxConnections)), migrated)
+  )
+
+export const serverStores = (databaseUrl: () => string): Layer.Layer<StoreSql.Services> =>
+  StoreSql.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl)))
