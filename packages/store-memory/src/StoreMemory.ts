@@ -7,15 +7,14 @@ import {
   Hold,
   HoldStore,
   type Ids,
-  type Listing,
+  Listing,
   ListingFilter,
   ListingStore,
   Operators,
   RateLimiter,
   RevealStore,
   type RevealLedger,
-  KeyStore,
-  Time
+  KeyStore
 } from "@dropshelf/core"
 import { Clock, Context, Effect, Layer, Result } from "effect"
 import { Digest, Mac, SecureRandom } from "effect/crypto"
@@ -51,7 +50,7 @@ const makeListingStore = Effect.gen(function*() {
       const isInRun = request.since === undefined
         ? (row: ListingRecord) => row.status === "active"
         : (row: ListingRecord) =>
-          row.updatedAt >= request.since! && (row.status === "active" || Listing_isTombstone(row.status))
+          row.updatedAt >= request.since! && (row.status === "active" || Listing.isTombstone(row.status))
       const after = afterPosition(request.after)
       const matching = [...rows.values()].filter((row) =>
         isInRun(row) && row.discoveredAt <= request.visibleBefore && after(row) &&
@@ -85,7 +84,7 @@ const makeListingStore = Effect.gen(function*() {
       const changed: Array<Ids.ListingId> = []
       for (const id of new Set(ids)) {
         const row = rows.get(id)
-        if (row === undefined || Listing_isTombstone(row.status)) continue
+        if (row === undefined || Listing.isTombstone(row.status)) continue
         rows.set(id, { ...row, status: reason, updatedAt: at })
         changed.push(id)
       }
@@ -124,9 +123,6 @@ const makeListingStore = Effect.gen(function*() {
       })
   })
 })
-
-const Listing_isTombstone = (status: Listing.ListingStatus) =>
-  status === "sold" || status === "blocked" || status === "delisted"
 
 const makeRevealStore = Effect.sync(() => {
   const entries = new Map<string, RevealLedger.RevealEntry>()
@@ -319,30 +315,6 @@ const makeAccountsAndKeys = Effect.sync(() => {
   return { accountStore, keyStore }
 })
 
-/** Per-key counters in fixed windows on the wall-clock minute, in this process. */
-export const makeRateLimiter = Effect.sync(() => {
-  const windows = new Map<string, { start: number; count: number }>()
-  return RateLimiter.RateLimiter.of({
-    hit: (keyId, limit) =>
-      Effect.map(Clock.currentTimeMillis, (now): RateLimiter.RateDecision => {
-        const start = Time.startOfMinute(now)
-        const window = windows.get(keyId)
-        const current = window !== undefined && window.start === start ? window : { start, count: 0 }
-        current.count++
-        windows.set(keyId, current)
-        if (windows.size > 100_000) {
-          for (const [key, value] of windows) if (value.start < start) windows.delete(key)
-        }
-        return {
-          allowed: current.count <= limit,
-          limit,
-          remaining: Math.max(0, limit - current.count),
-          resetAt: start + Time.MINUTE
-        }
-      })
-  })
-})
-
 /** The five store ports, in memory, fresh for each build of the layer. */
 export const layerStores = Layer.effectContext(
   Effect.gen(function*() {
@@ -359,7 +331,7 @@ export const layerStores = Layer.effectContext(
 /** Every port in memory: the stores, an in-process rate limiter and the stamp-only availability check. */
 export const layer = Layer.mergeAll(
   layerStores,
-  Layer.effect(RateLimiter.RateLimiter, makeRateLimiter),
+  RateLimiter.layerInProcess,
   AvailabilityCheck.AvailabilityCheck.layerStampOnly
 )
 

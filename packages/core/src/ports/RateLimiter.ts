@@ -1,5 +1,5 @@
-import { Context, type Effect } from "effect"
-import type { Instant } from "../domain/Time.ts"
+import { Clock, Context, Effect, Layer } from "effect"
+import { type Instant, MINUTE, startOfMinute } from "../domain/Time.ts"
 
 export interface RateDecision {
   readonly allowed: boolean
@@ -15,3 +15,25 @@ export class RateLimiter extends Context.Service<RateLimiter, {
   /** Counts one request against the key's current window, allowed or not. */
   readonly hit: (keyId: string, limit: number) => Effect.Effect<RateDecision>
 }>()("@dropshelf/core/RateLimiter") {}
+
+/** Counters for this process only: the default, and the fallback when a shared store is unreachable. */
+export const makeInProcess = Effect.sync(() => {
+  const windows = new Map<string, { start: number; count: number }>()
+  return RateLimiter.of({
+    hit: (keyId, limit) =>
+      Effect.map(Clock.currentTimeMillis, (now): RateDecision => {
+        const start = startOfMinute(now)
+        const window = windows.get(keyId)
+        const current = window !== undefined && window.start === start ? window : { start, count: 0 }
+        current.count++
+        windows.set(keyId, current)
+        // Old windows are dropped in bulk, so memory follows the keys active this minute.
+        if (windows.size > 100_000) {
+          for (const [key, value] of windows) if (value.start < start) windows.delete(key)
+        }
+        return { allowed: current.count <= limit, limit, remaining: Math.max(0, limit - current.count), resetAt: start + MINUTE }
+      })
+  })
+})
+
+export const layerInProcess = Layer.effect(RateLimiter, makeInProcess)
