@@ -61,7 +61,7 @@ export interface ErrorFields {
   readonly limit?: number
 }
 
-const body = <C extends ErrorCode>(code: C, extra: Schema.Struct.Fields) =>
+const body = <C extends ErrorCode, const F extends Schema.Struct.Fields>(code: C, extra: F) =>
   Schema.Struct({
     code: Schema.Literal(code),
     message: Schema.String.annotate({ description: "Human text; may change. Branch on `code` instead." }),

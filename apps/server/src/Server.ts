@@ -1,0 +1,56 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { Config, Duration, Effect, Layer } from "effect"
+import { HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { createServer } from "node:http"
+import type { Directory, RateLimiter } from "@dropshelf/core"
+import { DropshelfApi } from "./api/Api.ts"
+import { boundary } from "./http/Boundary.ts"
+import { HandlersLive } from "./http/Handlers.ts"
+
+export interface Options {
+  readonly port: number
+  /** Bind address; default `127.0.0.1`. */
+  readonly host?: string | undefined
+  /** How long in-flight requests may take to finish once shutdown starts; default 20 s. */
+  readonly shutdownTimeout?: Duration.Input | undefined
+}
+
+/** Liveness, outside `/api/v1`: no key, not rate limited. */
+const HealthRoute = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
+
+/** The interactive reference, readable without a key (the document is embedded in the page). */
+const DocsRoute = HttpApiScalar.layer(DropshelfApi, { path: "/docs" })
+
+/** Every route: the API's nine endpoints, `/healthz` and `/docs`. Needs `Directory` and `RateLimiter`. */
+export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), DocsRoute, HealthRoute).pipe(
+  Layer.provide(HandlersLive)
+)
+
+/**
+ * The REST server on Node's HTTP server, listening once the layer is built and shutting down
+ * gracefully when it is released (new connections refused, in-flight requests finish). Its
+ * output includes `HttpServer.HttpServer`, whose `address` tells the port when `port` is 0.
+ */
+export const layer = (
+  options: Options
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Directory.Directory | RateLimiter.RateLimiter> =>
+  Layer.unwrap(Effect.map(HttpRouter.toHttpEffect(routes), (app) => HttpServer.serve(boundary(app)))).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, {
+      port: options.port,
+      host: options.host ?? "127.0.0.1",
+      gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(20)
+    }))
+  )
+
+/** `PORT` (default 8080) and `HOST` (default 127.0.0.1), as in the product's configuration table. */
+export const optionsFromEnv: Config.Config<Options> = Config.all({
+  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1"))
+})
+
+/** Serves until interrupted (SIGINT/SIGTERM under `NodeRuntime.runMain`), then shuts down gracefully. */
+export const serve = (
+  options: Options
+): Effect.Effect<never, HttpServerError.ServeError, Directory.Directory | RateLimiter.RateLimiter> =>
+  Layer.launch(layer(options))

@@ -1,0 +1,68 @@
+/**
+ * What the generated OpenAPI document cannot learn from the endpoint schemas: the headers the
+ * HTTP boundary adds (rate limits, `WWW-Authenticate`, `Retry-After`, `Allow`, CORS) and the
+ * optional request body of `DELETE /holds/{id}`. Applied through the API's `transform`
+ * annotation, so `/api/v1/openapi.json` and `/docs` show the same document.
+ */
+
+type Json = Record<string, any>
+
+const integerHeader = (description: string) => ({ description, schema: { type: "integer" } })
+
+export const RESPONSE_HEADERS: Json = {
+  "X-RateLimit-Limit": integerHeader("The plan's requests per minute for this key."),
+  "X-RateLimit-Remaining": integerHeader("Requests left in the current one-minute window, after this one."),
+  "X-RateLimit-Reset": integerHeader(
+    "Unix time in seconds at which the current window ends (the next wall-clock minute)."
+  ),
+  "Retry-After": integerHeader("Whole seconds (at least 1) until the window resets."),
+  "WWW-Authenticate": { description: "Always `Bearer realm=\"dropshelf\"`.", schema: { type: "string" } },
+  Allow: { description: "The methods this path implements.", schema: { type: "string" } },
+  "Access-Control-Allow-Origin": { description: "Always `*`.", schema: { type: "string", const: "*" } }
+}
+
+const ref = (name: string) => ({ $ref: `#/components/headers/${name}` })
+
+/** Responses that come before the key is counted carry no rate-limit headers. */
+const UNCOUNTED = new Set(["401", "405", "413"])
+
+/** Query values travel as text; the document states the type each one must spell. */
+const QUERY_TYPES: Json = {
+  limit: { type: "integer", default: 50 },
+  ageMin: { type: "integer", minimum: 0, maximum: 1000 },
+  checkedDays: { type: "integer", minimum: 1, maximum: 3650 },
+  citabilityMin: { type: "integer", minimum: 0, maximum: 100 },
+  rsMin: { type: "integer", minimum: 0, maximum: 100 },
+  rsMax: { type: "integer", minimum: 0, maximum: 100 },
+  featured: { type: "boolean" },
+  recommended: { type: "boolean" },
+  since: { type: "string", format: "date-time" }
+}
+
+export const finishDocument = (spec: Json): Json => {
+  spec.components ??= {}
+  spec.components.headers = { ...(spec.components.headers ?? {}), ...RESPONSE_HEADERS }
+  for (const pathItem of Object.values<Json>(spec.paths ?? {})) {
+    for (const [method, operation] of Object.entries<Json>(pathItem)) {
+      if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
+      if (method === "delete" && operation.requestBody !== undefined) operation.requestBody.required = false
+      for (const parameter of operation.parameters ?? []) {
+        const type = parameter.in === "query" ? QUERY_TYPES[parameter.name] : undefined
+        if (type !== undefined) parameter.schema = { ...type, description: parameter.schema?.description }
+      }
+      for (const [status, response] of Object.entries<Json>(operation.responses)) {
+        const headers: Json = { ...(response.headers ?? {}), "Access-Control-Allow-Origin": ref("Access-Control-Allow-Origin") }
+        if (!UNCOUNTED.has(status)) {
+          headers["X-RateLimit-Limit"] = ref("X-RateLimit-Limit")
+          headers["X-RateLimit-Remaining"] = ref("X-RateLimit-Remaining")
+          headers["X-RateLimit-Reset"] = ref("X-RateLimit-Reset")
+        }
+        if (status === "401") headers["WWW-Authenticate"] = ref("WWW-Authenticate")
+        if (status === "429") headers["Retry-After"] = ref("Retry-After")
+        if (status === "405") headers.Allow = ref("Allow")
+        response.headers = headers
+      }
+    }
+  }
+  return spec
+}

@@ -1,0 +1,62 @@
+import { Clock, Effect, Layer, Redacted } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
+import { Directory, RateLimiter } from "@dropshelf/core"
+import { ApiKeyAuth, CurrentCaller } from "../api/Api.ts"
+import { RateLimitedError } from "../api/ApiErrors.ts"
+import { type Operation, refuseAs } from "./ErrorMapping.ts"
+
+/** Which refusal token a 401 carries: `SIGN_IN_REQUIRED` goes on the reveal and hold endpoints. */
+export const operationOf = (group: string, endpoint: string): Operation =>
+  group === "domains" && endpoint === "reveal"
+    ? "reveal"
+    : (group === "domains" && endpoint === "hold") || (group === "holds" && endpoint !== "list")
+    ? "hold"
+    : "read"
+
+/** The headers of a counted request; `X-RateLimit-Reset` is Unix seconds, `Retry-After` whole seconds ≥ 1. */
+export const rateLimitHeaders = (rate: RateLimiter.RateDecision, now: number): Record<string, string> => {
+  const headers: Record<string, string> = {
+    "x-ratelimit-limit": String(rate.limit),
+    "x-ratelimit-remaining": String(rate.remaining),
+    "x-ratelimit-reset": String(Math.ceil(rate.resetAt / 1000))
+  }
+  if (!rate.allowed) headers["retry-after"] = String(Math.max(1, Math.ceil((rate.resetAt - now) / 1000)))
+  return headers
+}
+
+/**
+ * Authenticates the Bearer key (the plan is read afresh on every request), then counts the
+ * request against the key's window, allowed or not. A 401 happens before counting: there is
+ * no key to count. The rate-limit headers are attached to whatever response this request
+ * ends with, refusals included.
+ */
+export const ApiKeyAuthLive = Layer.effect(
+  ApiKeyAuth,
+  Effect.gen(function*() {
+    const directory = yield* Directory.Directory
+    const limiter = yield* RateLimiter.RateLimiter
+    return ApiKeyAuth.of({
+      bearer: Effect.fn("ApiKeyAuth.bearer")(function*(httpEffect, { credential, endpoint, group }) {
+        const secret = Redacted.value(credential)
+        const caller = yield* directory.authenticate(secret === "" ? undefined : secret).pipe(
+          refuseAs(operationOf(group.identifier, endpoint.identifier))
+        )
+        const rate = yield* limiter.hit(caller.key.id, caller.plan.requestsPerMinute)
+        const now = yield* Clock.currentTimeMillis
+        const headers = rateLimitHeaders(rate, now)
+        yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+          Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+        )
+        if (!rate.allowed) {
+          return yield* new RateLimitedError({
+            error: {
+              code: "rate_limited",
+              message: `This key is over its ${rate.limit} requests per minute; retry after ${headers["retry-after"]} s`
+            }
+          })
+        }
+        return yield* Effect.provideService(httpEffect, CurrentCaller, { caller, rate })
+      })
+    })
+  })
+)

@@ -1,0 +1,264 @@
+import { Cause, Clock, Context, Effect, Result } from "effect"
+import { ByteSize } from "effect"
+import { HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiError } from "effect/http-api"
+import type * as SchemaIssue from "effect/SchemaIssue"
+import { ApiKey, ListQuery } from "@dropshelf/core"
+import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
+import type { ErrorFields } from "../api/ApiErrors.ts"
+
+/*
+ * The HTTP boundary around every route: CORS and the preflight, 405 with `Allow`, the body
+ * cap, the JSON error envelope for every refusal the framework would otherwise answer in its
+ * own way (unknown routes, undecodable input, defects), and one JSON log line per request.
+ */
+
+/** Request bodies are capped: the largest body any endpoint takes is a few dozen bytes. */
+export const MAX_BODY_BYTES = 16 * 1024
+
+export const EXPOSED_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]
+export const WWW_AUTHENTICATE = "Bearer realm=\"dropshelf\""
+
+interface KnownPath {
+  readonly pattern: RegExp
+  readonly template: string
+  readonly methods: ReadonlyArray<string>
+}
+
+const toPattern = (path: string) =>
+  new RegExp(`^${path.split("/").map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("/")}/?$`)
+
+/** Every path the server answers and its methods, read from the API definition itself. */
+const knownPaths: ReadonlyArray<KnownPath> = (() => {
+  const byPath = new Map<string, Set<string>>()
+  const add = (path: string, method: string) => {
+    const methods = byPath.get(path) ?? new Set<string>()
+    methods.add(method)
+    byPath.set(path, methods)
+  }
+  for (const group of Object.values(DropshelfApi.groups)) {
+    for (const endpoint of Object.values(group.endpoints)) add(endpoint.path, endpoint.method)
+  }
+  add("/healthz", "GET")
+  add("/docs", "GET")
+  return [...byPath].map(([template, methods]) => {
+    const list = [...methods]
+    if (list.includes("GET")) list.push("HEAD")
+    list.push("OPTIONS")
+    return { template, pattern: toPattern(template), methods: list }
+  })
+})()
+
+export const matchPath = (pathname: string): KnownPath | undefined =>
+  knownPaths.find((known) => known.pattern.test(pathname))
+
+/** One structured line per request; replaceable so tests can read what would be written. */
+export class RequestLog extends Context.Reference<(line: Record<string, unknown>) => void>(
+  "@dropshelf/server/RequestLog",
+  { defaultValue: () => (line) => process.stdout.write(`${JSON.stringify(line)}\n`) }
+) {}
+
+export const errorResponse = (status: number, fields: ErrorFields, headers: Record<string, string> = {}) =>
+  HttpServerResponse.jsonUnsafe({ error: fields }, { status, headers })
+
+const pathnameOf = (url: string) => {
+  const end = url.search(/[?#]/)
+  return end === -1 ? url : url.slice(0, end)
+}
+
+/** The first parameter an issue points at, if any. */
+const pointedParameter = (issue: SchemaIssue.Issue): string | undefined => {
+  switch (issue._tag) {
+    case "Pointer":
+      return issue.path.length > 0 ? String(issue.path[0]) : pointedParameter(issue.issue)
+    case "Composite":
+    case "AnyOf":
+      for (const inner of issue.issues) {
+        const found = pointedParameter(inner)
+        if (found !== undefined) return found
+      }
+      return undefined
+    case "MissingKey":
+    case "UnexpectedKey":
+    case "InvalidType":
+    case "InvalidValue":
+    case "Forbidden":
+    case "OneOf":
+    case "Filter":
+    case "Encoding":
+      return "issue" in issue && issue.issue !== undefined && typeof issue.issue === "object"
+        ? pointedParameter(issue.issue as SchemaIssue.Issue)
+        : undefined
+  }
+}
+
+/** A request part the framework could not decode, answered as `invalid_request` naming the part. */
+const undecodable = (error: HttpApiError.HttpApiSchemaError, request: HttpServerRequest.HttpServerRequest) => {
+  if (error.kind === "Query" && pathnameOf(request.url).replace(/\/$/, "") === `${API_PREFIX}/domains`) {
+    // The core is the one reader of list parameters: its refusal names the parameter and what it accepts.
+    const query: Record<string, string | Array<string>> = {}
+    for (const [name, value] of new URL(request.url, "http://local").searchParams) {
+      const existing = query[name]
+      query[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value]
+    }
+    const decoded = ListQuery.decodeListQuery(query)
+    if (Result.isFailure(decoded)) {
+      return errorResponse(400, { code: "invalid_request", message: decoded.failure.message, parameter: decoded.failure.parameter })
+    }
+  }
+  if (error.kind === "Payload") {
+    const field = pointedParameter(error.cause.issue)
+    if (field === undefined) {
+      return errorResponse(400, {
+        code: "invalid_request",
+        message: "body accepts nothing or a JSON object such as {\"outcome\": \"released\"}; it is not valid JSON",
+        parameter: "body"
+      })
+    }
+    return errorResponse(400, {
+      code: "invalid_request",
+      message: field === "outcome" ? "outcome accepts released, registered" : `body.${field} is not accepted: ${error.cause.message}`,
+      parameter: field
+    })
+  }
+  const parameter = pointedParameter(error.cause.issue) ?? error.kind.toLowerCase()
+  return errorResponse(400, {
+    code: "invalid_request",
+    message: `${parameter} has a value the API cannot honour: ${error.cause.message}`,
+    parameter
+  })
+}
+
+const tooLarge = () =>
+  errorResponse(413, {
+    code: "invalid_request",
+    message: `body accepts at most ${MAX_BODY_BYTES} bytes; no endpoint needs more`,
+    parameter: "body"
+  }, { connection: "close" })
+
+const isBodyTooLarge = (value: unknown) =>
+  HttpApiError.HttpApiPayloadTooLarge.is(value) ||
+  (HttpServerError.isHttpServerError(value) && value.reason._tag === "RequestParseError" &&
+    (value.reason as { reason?: string }).reason === "BodyTooLarge")
+
+const serverError = (isReveal: boolean) =>
+  errorResponse(500, {
+    code: "server_error",
+    message: "The service failed; retry with backoff",
+    ...(isReveal ? { reveal_code: "REVEAL_FAILED" as const } : {})
+  })
+
+/** Everything the routes could not answer themselves, as the envelope. `fault` is set when it is ours. */
+const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) => {
+  const isReveal = /\/reveal\/?$/.test(pathnameOf(request.url))
+  for (const reason of cause.reasons) {
+    const value = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
+    if (value === undefined) continue
+    if (HttpServerError.isHttpServerError(value) && value.reason._tag === "RouteNotFound") {
+      return { response: errorResponse(404, { code: "not_found", message: `No route for ${pathnameOf(request.url)}` }) }
+    }
+    if (isBodyTooLarge(value)) return { response: tooLarge() }
+    if (HttpApiError.HttpApiSchemaError.is(value) && value.kind !== "Body" && value.kind !== "ResponseHeaders") {
+      return { response: undecodable(value, request) }
+    }
+    if (HttpServerResponse.isHttpServerResponse(value)) return { response: value }
+  }
+  if (Cause.hasInterruptsOnly(cause)) {
+    return { response: errorResponse(503, { code: "server_error", message: "The request was cut short; retry" }) }
+  }
+  return { response: serverError(isReveal), fault: cause }
+}
+
+/** The framework's own bodies (a bare 415, an empty 500…) become the envelope too. */
+const enveloped = (response: HttpServerResponse.HttpServerResponse, pathname: string) => {
+  if (response.status < 400) return response
+  const body = response.body as { readonly contentType?: string }
+  const contentType = response.headers["content-type"] ?? body.contentType
+  if (contentType !== undefined && contentType.startsWith("application/json")) return response
+  switch (response.status) {
+    case 400:
+    case 415:
+      return errorResponse(400, {
+        code: "invalid_request",
+        message: "body accepts nothing or a JSON object (Content-Type: application/json)",
+        parameter: "body"
+      })
+    case 401:
+      return errorResponse(401, { code: "unauthorized", message: "An API key is required" })
+    case 404:
+      return errorResponse(404, { code: "not_found", message: `No route for ${pathname}` })
+    case 413:
+      return tooLarge()
+    default:
+      return serverError(/\/reveal\/?$/.test(pathname))
+  }
+}
+
+const withCors = (response: HttpServerResponse.HttpServerResponse) =>
+  HttpServerResponse.setHeaders(response, {
+    "access-control-allow-origin": "*",
+    "access-control-expose-headers": EXPOSED_HEADERS.join(", ")
+  })
+
+const keyPrefixOf = (authorization: string | undefined): string | null => {
+  const match = authorization === undefined ? null : /^bearer\s+(\S+)$/i.exec(authorization.trim())
+  const secret = match?.[1]
+  return secret !== undefined && ApiKey.isWellFormedKey(secret) ? ApiKey.prefixOf(secret) : null
+}
+
+/** Wraps the router's handler with the conventions every response shares. */
+export const boundary = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const started = yield* Clock.currentTimeMillis
+    const pathname = pathnameOf(request.url)
+    const known = matchPath(pathname)
+    const method = request.method.toUpperCase()
+    let fault: Cause.Cause<unknown> | undefined
+    let response: HttpServerResponse.HttpServerResponse
+    if (known !== undefined && method === "OPTIONS") {
+      response = HttpServerResponse.empty({
+        status: 204,
+        headers: {
+          allow: known.methods.join(", "),
+          "access-control-allow-methods": known.methods.join(", "),
+          "access-control-allow-headers": "Authorization, Content-Type",
+          "access-control-max-age": "600"
+        }
+      })
+    } else if (known !== undefined && !known.methods.includes(method)) {
+      response = errorResponse(405, {
+        code: "method_not_allowed",
+        message: `${pathname} accepts ${known.methods.join(", ")}`
+      }, { allow: known.methods.join(", ") })
+    } else if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
+      response = tooLarge()
+    } else {
+      response = yield* app.pipe(
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
+        Effect.catchCause((cause) => {
+          const answer = fromCause(cause, request)
+          fault = answer.fault
+          return Effect.succeed(answer.response)
+        })
+      )
+    }
+    response = enveloped(response, pathname)
+    if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", WWW_AUTHENTICATE)
+    response = withCors(response)
+    const finished = yield* Clock.currentTimeMillis
+    const log = yield* RequestLog
+    log({
+      time: new Date(finished).toISOString(),
+      level: response.status >= 500 ? "error" : "info",
+      method,
+      path: pathname,
+      status: response.status,
+      duration_ms: finished - started,
+      key_prefix: keyPrefixOf(request.headers.authorization),
+      ...(fault !== undefined ? { fault: Cause.pretty(fault) } : {})
+    })
+    return response
+  })

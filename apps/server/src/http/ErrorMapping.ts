@@ -1,0 +1,140 @@
+import { Effect } from "effect"
+import { Errors, Time } from "@dropshelf/core"
+import {
+  ForbiddenError,
+  InvalidRequestError,
+  NotFoundError,
+  UnauthorizedError,
+  UpgradeRequiredError
+} from "../api/ApiErrors.ts"
+
+/**
+ * The one table from domain refusals to the wire: status (by error class), `error.code`, the
+ * `reveal_code` / `hold_code` token and the extra field. Instants travel as epoch ms in the
+ * core and become ISO strings here. A new domain error tag does not compile until it has a row.
+ */
+
+/** Which refusal token an operation carries: `reveal_code` on reveal, `hold_code` on hold, extend and end. */
+export type Operation = "read" | "reveal" | "hold"
+
+export type DomainError =
+  | Errors.InvalidRequest
+  | Errors.Unauthorized
+  | Errors.UpgradeRequired
+  | Errors.ListingNotFound
+  | Errors.QuotaExhausted
+  | Errors.FeaturedRequiresPro
+  | Errors.HeldByOther
+  | Errors.RevealRequired
+  | Errors.HoldsRequirePro
+  | Errors.HoldCapReached
+  | Errors.HoldCooldown
+  | Errors.AlreadyExtended
+  | Errors.HoldOver
+  | Errors.HoldNotFound
+
+/** The wire error class (and so the status) of each domain refusal. */
+export interface WireErrorOf {
+  readonly InvalidRequest: InvalidRequestError
+  readonly Unauthorized: UnauthorizedError
+  readonly UpgradeRequired: UpgradeRequiredError
+  readonly ListingNotFound: NotFoundError
+  readonly QuotaExhausted: UpgradeRequiredError
+  readonly FeaturedRequiresPro: UpgradeRequiredError
+  readonly HeldByOther: ForbiddenError
+  readonly RevealRequired: ForbiddenError
+  readonly HoldsRequirePro: UpgradeRequiredError
+  readonly HoldCapReached: ForbiddenError
+  readonly HoldCooldown: ForbiddenError
+  readonly AlreadyExtended: InvalidRequestError
+  readonly HoldOver: InvalidRequestError
+  readonly HoldNotFound: NotFoundError
+}
+
+type Row<K extends DomainError["_tag"]> = (error: Extract<DomainError, { readonly _tag: K }>, operation: Operation) => WireErrorOf[K]
+
+const iso = Time.toIso
+
+const token = (operation: Operation, code: string) =>
+  operation === "reveal" ? { reveal_code: code as any } : operation === "hold" ? { hold_code: code as any } : {}
+
+const TABLE: { readonly [K in DomainError["_tag"]]: Row<K> } = {
+  InvalidRequest: (e) =>
+    new InvalidRequestError({ error: { code: "invalid_request", message: e.message, parameter: e.parameter } }),
+  Unauthorized: (e, op) =>
+    new UnauthorizedError({ error: { code: "unauthorized", message: e.message, ...token(op, "SIGN_IN_REQUIRED") } }),
+  UpgradeRequired: (e) =>
+    new UpgradeRequiredError({ error: { code: "upgrade_required", message: e.message, parameter: e.feature } }),
+  ListingNotFound: (e, op) =>
+    new NotFoundError({
+      error: { code: "not_found", message: `No listing ${JSON.stringify(e.listingId)} is visible to this key`, ...token(op, "NOT_FOUND") }
+    }),
+  QuotaExhausted: (e) =>
+    new UpgradeRequiredError({
+      error: {
+        code: "upgrade_required",
+        message: "This month's reveal allowance is spent",
+        reveal_code: "QUOTA_EXHAUSTED",
+        resets_at: iso(e.resetsAt)
+      }
+    }),
+  FeaturedRequiresPro: () =>
+    new UpgradeRequiredError({
+      error: { code: "upgrade_required", message: "Revealing a featured listing needs the pro or business plan", reveal_code: "FEATURED_REQUIRES_PRO" }
+    }),
+  HeldByOther: (e, op) =>
+    new ForbiddenError({
+      error: {
+        code: "forbidden",
+        message: "Another account holds this listing",
+        ...token(op === "read" ? "hold" : op, "HELD_BY_OTHER"),
+        expires_at: iso(e.expiresAt)
+      }
+    }),
+  RevealRequired: () =>
+    new ForbiddenError({
+      error: { code: "forbidden", message: "Reveal the listing before holding it", hold_code: "REVEAL_REQUIRED" }
+    }),
+  HoldsRequirePro: () =>
+    new UpgradeRequiredError({
+      error: { code: "upgrade_required", message: "Holds need the pro or business plan", hold_code: "HOLDS_REQUIRE_PRO" }
+    }),
+  HoldCapReached: (e) =>
+    new ForbiddenError({
+      error: {
+        code: "forbidden",
+        message: `All ${e.limit} holds the plan allows are running`,
+        hold_code: "HOLD_CAP_REACHED",
+        limit: e.limit
+      }
+    }),
+  HoldCooldown: (e) =>
+    new ForbiddenError({
+      error: {
+        code: "forbidden",
+        message: "This account's own hold on the listing ended within 30 days",
+        hold_code: "HOLD_COOLDOWN",
+        available_at: iso(e.availableAt)
+      }
+    }),
+  AlreadyExtended: () =>
+    new InvalidRequestError({
+      error: { code: "invalid_request", message: "The hold has already used its one extension", hold_code: "ALREADY_EXTENDED" }
+    }),
+  HoldOver: (e) =>
+    new InvalidRequestError({
+      error: { code: "invalid_request", message: `The hold has already ended (${e.state})`, hold_code: "HOLD_OVER" }
+    }),
+  HoldNotFound: () =>
+    new NotFoundError({
+      error: { code: "not_found", message: "No such hold on this account", hold_code: "HOLD_NOT_FOUND" }
+    })
+}
+
+export const toApiError = <E extends DomainError>(error: E, operation: Operation): WireErrorOf[E["_tag"]] =>
+  (TABLE[error._tag] as unknown as (error: E, operation: Operation) => WireErrorOf[E["_tag"]])(error, operation)
+
+/** Fails with the wire error for a domain refusal. */
+export const refuseAs = (operation: Operation) =>
+<A, E extends DomainError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, WireErrorOf[E["_tag"]], R> =>
+  Effect.mapError(effect, (error) => toApiError(error, operation))

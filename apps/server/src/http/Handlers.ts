@@ -1,0 +1,90 @@
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder, OpenApi } from "effect/http-api"
+import { Directory, type ListQuery } from "@dropshelf/core"
+import { CurrentCaller, DropshelfApi } from "../api/Api.ts"
+import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
+import { refuseAs } from "./ErrorMapping.ts"
+
+/**
+ * Every query parameter as sent, repeated ones as arrays: the core's `ListQuery` is the one
+ * reader of `GET /domains` parameters, so its messages are the ones callers see.
+ */
+export const rawQueryOf = (url: string): ListQuery.RawQuery => {
+  const query: Record<string, string | Array<string>> = {}
+  const search = url.indexOf("?")
+  if (search === -1) return query
+  for (const [name, value] of new URLSearchParams(url.slice(search + 1))) {
+    const existing = query[name]
+    query[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value]
+  }
+  return query
+}
+
+/** The caller the key middleware resolved for this request. */
+const withCaller = <A, E, R>(
+  use: (current: CurrentCaller["Service"]) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | CurrentCaller> => CurrentCaller.use(use)
+
+const AccountHandlers = HttpApiBuilder.group(
+  DropshelfApi,
+  "account",
+  Effect.fn(function*(handlers) {
+    const directory = yield* Directory.Directory
+    return handlers.handle("me", () =>
+      withCaller(({ caller, rate }) => directory.me(caller, rate)))
+  })
+)
+
+const DomainsHandlers = HttpApiBuilder.group(
+  DropshelfApi,
+  "domains",
+  Effect.fn(function*(handlers) {
+    const directory = yield* Directory.Directory
+    return handlers.handleAll({
+      list: ({ request }) =>
+        withCaller(({ caller }) =>
+          directory.list(caller, rawQueryOf(request.url)).pipe(refuseAs("read"))),
+      get: ({ params }) =>
+        withCaller(({ caller }) => directory.get(caller, params.id).pipe(refuseAs("read"))),
+      reveal: ({ params }) =>
+        withCaller(({ caller }) =>
+          directory.reveal(caller, params.id).pipe(refuseAs("reveal"))),
+      hold: ({ params }) =>
+        withCaller(({ caller }) => directory.hold(caller, params.id).pipe(refuseAs("hold")))
+    })
+  })
+)
+
+const HoldsHandlers = HttpApiBuilder.group(
+  DropshelfApi,
+  "holds",
+  Effect.fn(function*(handlers) {
+    const directory = yield* Directory.Directory
+    return handlers.handleAll({
+      list: () => withCaller(({ caller }) => directory.holds(caller)),
+      extend: ({ params }) =>
+        withCaller(({ caller }) =>
+          directory.extend(caller, params.id).pipe(refuseAs("hold"))),
+      end: ({ params, payload }) =>
+        withCaller(({ caller }) =>
+          directory.end(caller, params.id, payload?.outcome ?? "released").pipe(refuseAs("hold")))
+    })
+  })
+)
+
+let document: Record<string, unknown> | undefined
+/** The served description, generated once from the same definition the routes come from. */
+export const openApiDocument = (): Record<string, unknown> => (document ??= OpenApi.fromApi(DropshelfApi) as unknown as Record<string, unknown>)
+
+const MetaHandlers = HttpApiBuilder.group(
+  DropshelfApi,
+  "meta",
+  Effect.fn(function*(handlers) {
+    return handlers.handle("openapi", () => Effect.sync(openApiDocument))
+  })
+)
+
+/** Every handler group and the key middleware; needs `Directory` and `RateLimiter`. */
+export const HandlersLive = Layer.mergeAll(AccountHandlers, DomainsHandlers, HoldsHandlers, MetaHandlers).pipe(
+  Layer.provideMerge(ApiKeyAuthLive)
+)
