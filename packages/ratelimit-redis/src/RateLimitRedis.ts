@@ -1,0 +1,97 @@
+import { RateLimiter } from "@dropshelf/core"
+import { NodeRedis } from "@effect/platform-node"
+import { Effect, Layer, References } from "effect"
+import { Redis } from "effect/persistence"
+
+/**
+ * One atomic step per request: INCR on the key's counter for the current wall-clock minute,
+ * with the minute read from Redis's own clock so that every instance agrees on the window.
+ * Returns the count after this request and the end of the window (epoch ms).
+ */
+export const hitScript = Redis.script((counterPrefix: string) => [counterPrefix], {
+  numberOfKeys: 1,
+  lua: `
+local time = redis.call("TIME")
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local window = now - (now % 60000)
+local key = KEYS[1] .. ":" .. window
+local count = redis.call("INCR", key)
+if count == 1 then
+  redis.call("PEXPIRE", key, (window + 60000 - now) + 5000)
+end
+return { count, window + 60000 }
+`
+}).withReturnType<[number, number]>()
+
+/** How long a request waits for Redis before counting in-process instead. */
+export const REDIS_TIMEOUT_MS = 250
+
+/**
+ * The `RateLimiter` port on Redis. When Redis cannot be reached the request is counted by the
+ * in-process limiter instead, and the switch is logged once each way: limits stay per key but
+ * become per instance until Redis answers again.
+ */
+export const make = Effect.gen(function*() {
+  const redis = yield* Redis.Redis
+  const hit = redis.eval(hitScript)
+  const fallback = yield* RateLimiter.makeInProcess
+  let degraded = false
+
+  return RateLimiter.RateLimiter.of({
+    hit: (keyId, limit) =>
+      hit(`dropshelf:ratelimit:${keyId}`).pipe(
+        Effect.timeout(REDIS_TIMEOUT_MS),
+        Effect.flatMap(([count, resetAt]) =>
+          Effect.as(
+            degraded
+              ? Effect.sync(() => {
+                degraded = false
+              }).pipe(Effect.andThen(Effect.logInfo("Redis answers again: rate limits are shared across instances")))
+              : Effect.void,
+            {
+              allowed: Number(count) <= limit,
+              limit,
+              remaining: Math.max(0, limit - Number(count)),
+              resetAt: Number(resetAt)
+            } satisfies RateLimiter.RateDecision
+          )
+        ),
+        Effect.catch((cause) =>
+          Effect.andThen(
+            degraded ? Effect.void : Effect.sync(() => {
+              degraded = true
+            }).pipe(Effect.andThen(Effect.logWarning("Redis unreachable: counting rate limits in this process", String(cause)))),
+            fallback.hit(keyId, limit)
+          )
+        )
+      )
+  })
+})
+
+/**
+ * The limiter on the Redis at `url`. If Redis is unreachable at start-up the layer falls back to
+ * the in-process limiter and says so once.
+ */
+export const layer = (url: string): Layer.Layer<RateLimiter.RateLimiter> =>
+  Layer.effect(RateLimiter.RateLimiter, make).pipe(
+    Layer.provide(
+      NodeRedis.layer({
+        url,
+        // Fail commands at once while disconnected instead of queueing them behind a reconnect.
+        disableOfflineQueue: true,
+        socket: { connectTimeout: 2_000 }
+      }).pipe(
+        // The client warns on every reconnect attempt; the limiter logs the outage once instead.
+        Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
+      )
+    ),
+    Layer.catchCause((cause) =>
+      Layer.effect(
+        RateLimiter.RateLimiter,
+        Effect.andThen(
+          Effect.logWarning("Redis unreachable at start-up: counting rate limits in this process", String(cause)),
+          RateLimiter.makeInProcess
+        )
+      )
+    )
+  )

@@ -1,0 +1,1 @@
+export * as RateLimitRedis from "./RateLimitRedis.ts"
