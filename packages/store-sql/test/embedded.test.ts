@@ -1,0 +1,123 @@
+import { AccountStore } from "@dropshelf/core"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { StoreSql } from "../src/index.ts"
+
+/*
+ * The embedded deployment: a persisted PGlite directory that one process at a time may open.
+ * Children are real processes on the repo's Node 24.
+ */
+
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
+const node = join(repoRoot, "node_modules/.bin/node")
+const child = fileURLToPath(new URL("./fixtures/open-data-dir.ts", import.meta.url))
+
+const freshDir = () => mkdtempSync(join(tmpdir(), "dropshelf-embedded-"))
+
+interface Running {
+  readonly process: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exited: Promise<number | null>
+}
+
+const start = (dataDir: string): Running => {
+  const proc = spawn(node, [child, dataDir], { stdio: ["pipe", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  proc.stdout!.on("data", (chunk) => (stdout += String(chunk)))
+  proc.stderr!.on("data", (chunk) => (stderr += String(chunk)))
+  const exited = new Promise<number | null>((resolve) => proc.on("exit", (code) => resolve(code)))
+  return { process: proc, stdout: () => stdout, stderr: () => stderr, exited }
+}
+
+const waitFor = async (predicate: () => boolean, what: string, ms = 45_000) => {
+  const until = Date.now() + ms
+  while (!predicate()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+const open = (dataDir: string) => Layer.fresh(StoreSql.layerPglite({ dataDir }))
+
+describe("sql (pglite) embedded data directory", () => {
+  it.live("persists across reopening; migrations apply once; the cursor secret is kept", () =>
+    Effect.gen(function*() {
+      const dataDir = freshDir()
+      const first = yield* Effect.gen(function*() {
+        const applied = yield* StoreSql.migrate
+        const again = yield* StoreSql.migrate
+        const accounts = yield* AccountStore.AccountStore
+        const account = yield* accounts.create({ name: "Persisted", plan: "pro", at: Date.UTC(2026, 0, 1) })
+        return { applied, again, account, secret: yield* StoreSql.cursorSecret }
+      }).pipe(Effect.provide(open(dataDir)))
+      assert.deepStrictEqual(first.applied, ["0001_initial"])
+      assert.deepStrictEqual(first.again, [])
+      assert.strictEqual(first.secret.length, 32)
+
+      const second = yield* Effect.gen(function*() {
+        const applied = yield* StoreSql.migrate
+        const accounts = yield* AccountStore.AccountStore
+        return { applied, account: yield* accounts.find(first.account.id), secret: yield* StoreSql.cursorSecret }
+      }).pipe(Effect.provide(open(dataDir)))
+      assert.deepStrictEqual(second.applied, [])
+      assert.deepStrictEqual(second.account, first.account)
+      assert.deepStrictEqual(second.secret, first.secret)
+      rmSync(dataDir, { recursive: true, force: true })
+    }))
+
+  it.live("a second process is refused with one line naming the holder's pid", () =>
+    Effect.gen(function*() {
+      const dataDir = freshDir()
+      yield* Effect.gen(function*() {
+        yield* StoreSql.migrate
+        const second = start(dataDir)
+        const code = yield* Effect.promise(() => second.exited)
+        assert.strictEqual(code, 1)
+        const lines = second.stderr().trimEnd().split("\n")
+        assert.lengthOf(lines, 1, second.stderr())
+        assert.include(lines[0], `in use by process ${process.pid}`)
+        assert.include(lines[0], dataDir)
+        assert.strictEqual(second.stdout(), "")
+      }).pipe(Effect.provide(open(dataDir)))
+      rmSync(dataDir, { recursive: true, force: true })
+    }))
+
+  it.live("this process is refused while a child holds the directory, and takes over once it dies", () =>
+    Effect.gen(function*() {
+      const dataDir = freshDir()
+      const holder = start(dataDir)
+      yield* Effect.promise(() => waitFor(() => holder.stdout().includes("opened"), "the child to open the store"))
+      const refused = yield* Effect.flip(Effect.provide(StoreSql.migrate, open(dataDir)))
+      assert.strictEqual(refused.reason, "DataDirInUse")
+      assert.include(refused.message, `in use by process ${holder.process.pid}`)
+      assert.notInclude(refused.message, "\n")
+
+      holder.process.kill("SIGKILL")
+      yield* Effect.promise(() => holder.exited)
+      // The dead child's lock is stale now; its migrations are in the directory.
+      const applied = yield* Effect.provide(StoreSql.migrate, open(dataDir))
+      assert.deepStrictEqual(applied, [])
+      rmSync(dataDir, { recursive: true, force: true })
+    }))
+
+  it.live("one process cannot open one directory twice; a garbage lock file counts as stale", () =>
+    Effect.gen(function*() {
+      const dataDir = freshDir()
+      yield* Effect.gen(function*() {
+        const refused = yield* Effect.flip(Effect.provide(StoreSql.migrate, open(dataDir)))
+        assert.strictEqual(refused.reason, "DataDirInUse")
+        assert.include(refused.message, `process ${process.pid}`)
+      }).pipe(Effect.provide(open(dataDir)))
+      writeFileSync(join(dataDir, "dropshelf.lock"), "not a pid")
+      const applied = yield* Effect.provide(StoreSql.migrate, open(dataDir))
+      assert.deepStrictEqual(applied, ["0001_initial"])
+      rmSync(dataDir, { recursive: true, force: true })
+    }))
+})
