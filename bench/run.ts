@@ -1,0 +1,229 @@
+/**
+ * `npm run bench`: the load and scale benchmark. Needs a PostgreSQL server (DATABASE_URL, default
+ * the local one). It seeds 1 000 000 and 10 000 listings (kept between runs, in databases of
+ * their own), measures import speed, starts the real server with the rate limiter counting but
+ * never refusing, runs each request mix from a separate load process, compares with a bare
+ * node:http ceiling, and prints a table. Nothing here is an assertion: the figures go to
+ * docs/performance.md by hand, with what limits them.
+ *
+ * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
+ * BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000).
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process"
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { seedLines } from "../apps/cli/src/Seed.ts"
+
+const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
+const SMALL = Number(process.env.BENCH_SMALL ?? 10_000)
+const DURATION = Number(process.env.BENCH_DURATION ?? 10)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
+const node = process.execPath
+const cli = join(import.meta.dirname, "..", "apps", "cli", "src", "main.ts")
+const work = mkdtempSync(join(tmpdir(), "dropshelf-bench-"))
+
+const databaseUrl = (name: string) => {
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+const psql = (sql: string, database = "postgres") =>
+  execFileSync("psql", [databaseUrl(database), "-Atqc", sql], { encoding: "utf8" }).trim()
+
+const dropshelf = (databaseName: string, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) =>
+  JSON.parse(execFileSync(node, [cli, ...args, "--json"], {
+    encoding: "utf8",
+    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), ...extraEnv },
+    maxBuffer: 64 * 1024 * 1024
+  }))
+
+const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
+
+/** A database holding exactly `count` seeded listings, made once and reused by later runs. */
+const ensureDirectory = (count: number) => {
+  const name = `dropshelf_bench_${count}`
+  const exists = psql(`SELECT 1 FROM pg_database WHERE datname = '${name}'`) === "1"
+  if (exists) {
+    const rows = Number(psql("SELECT count(*) FROM listings", name) || "0")
+    if (rows === count) return { name, seedRate: undefined }
+    psql(`DROP DATABASE ${name} WITH (FORCE)`)
+  }
+  psql(`CREATE DATABASE ${name}`)
+  dropshelf(name, ["migrate"])
+  const start = process.hrtime.bigint()
+  dropshelf(name, ["seed", "--listings", String(count), "--seed", "7"])
+  return { name, seedRate: count / seconds(start) }
+}
+
+const measureImport = async () => {
+  const name = "dropshelf_bench_import"
+  psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  psql(`CREATE DATABASE ${name}`)
+  dropshelf(name, ["migrate"])
+  const file = join(work, "import.ndjson")
+  const out = createWriteStream(file)
+  for (const line of seedLines(IMPORT_ROWS, 99, Date.now())) {
+    if (!out.write(`${JSON.stringify(line)}\n`)) await new Promise((resolve) => out.once("drain", resolve))
+  }
+  await new Promise<void>((resolve) => out.end(() => resolve()))
+  const start = process.hrtime.bigint()
+  const report = dropshelf(name, ["import", file])
+  const rate = (report.inserted + report.updated) / seconds(start)
+  psql(`DROP DATABASE ${name} WITH (FORCE)`)
+  return rate
+}
+
+const rssMb = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
+}
+
+const waitFor = async (url: string) => {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`${url} did not answer`)
+}
+
+const startServer = async (databaseName: string, port: number): Promise<ChildProcess> => {
+  const child = spawn(node, [cli, "serve", "--port", String(port)], {
+    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only" },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  await waitFor(`http://127.0.0.1:${port}/healthz`)
+  return child
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.once("exit", () => resolve())
+    child.kill("SIGTERM")
+  })
+
+interface LoadResult {
+  readonly requestsPerSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx: number
+  readonly errors: number
+}
+
+const load = (port: number, key: string, requests: ReadonlyArray<{ method?: string; path: string }>): LoadResult =>
+  JSON.parse(execFileSync(node, [join(import.meta.dirname, "load.ts"), JSON.stringify({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    durationSeconds: DURATION,
+    headers: { authorization: `Bearer ${key}` },
+    requests
+  })], { encoding: "utf8" }))
+
+const getJson = async (port: number, key: string, path: string) => {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${key}` } })
+  return { body: await response.text(), status: response.status }
+}
+
+const businessKey = (databaseName: string) => {
+  const account = dropshelf(databaseName, ["accounts", "create", "--name", `bench-${Date.now()}`, "--plan", "business"])
+  return dropshelf(databaseName, ["keys", "create", account.id, "--name", "bench"]).key as string
+}
+
+const rows: Array<[string, string, string, string, string, string]> = []
+const row = (mix: string, result: LoadResult, rss: number, ceiling?: number) =>
+  rows.push([
+    mix,
+    result.requestsPerSecond.toFixed(0),
+    `${result.p50} ms`,
+    `${result.p99} ms`,
+    `${rss.toFixed(0)} MB`,
+    ceiling === undefined ? "" : `${((result.requestsPerSecond / ceiling) * 100).toFixed(1)}%`
+  ])
+
+const main = async () => {
+  console.log(`bench: ${LARGE} and ${SMALL} listings on ${new URL(serverUrl).host}; ${CONNECTIONS} connections, ${DURATION}s per mix`)
+  console.log("bench: the rate limiter counts every request but refuses none (DROPSHELF_RATE_LIMIT=count-only)")
+  const large = ensureDirectory(LARGE)
+  const small = ensureDirectory(SMALL)
+  const importRate = await measureImport()
+
+  const port = 18_080
+  const key = businessKey(large.name)
+  const server = await startServer(large.name, port)
+  await new Promise((resolve) => setTimeout(resolve, 2000))
+  const idleRss = rssMb(server.pid!)
+
+  const first = await getJson(port, key, "/api/v1/domains")
+  const bodyFile = join(work, "page.json")
+  writeFileSync(bodyFile, first.body)
+  const ceilingProcess = spawn(node, [join(import.meta.dirname, "ceiling.ts"), bodyFile], { stdio: ["ignore", "pipe", "inherit"] })
+  const ceilingPort = Number(await new Promise<string>((resolve) => ceilingProcess.stdout!.once("data", (data) => resolve(String(data)))))
+  const ceiling = load(ceilingPort, key, [{ path: "/api/v1/domains" }])
+  ceilingProcess.kill("SIGTERM")
+  rows.push(["ceiling: bare node:http, same bytes", ceiling.requestsPerSecond.toFixed(0), `${ceiling.p50} ms`, `${ceiling.p99} ms`, "", "100%"])
+
+  const page = JSON.parse(first.body) as { data: Array<{ id: string }> }
+  const ids = page.data.map((listing) => listing.id)
+
+  row("default page (50)", load(port, key, [{ path: "/api/v1/domains" }]), rssMb(server.pid!), ceiling.requestsPerSecond)
+  row("filtered pages", load(port, key, [
+    { path: "/api/v1/domains?tld=com" },
+    { path: "/api/v1/domains?priceRange=250-999" },
+    { path: "/api/v1/domains?spam=low" },
+    { path: "/api/v1/domains?rsMin=60" },
+    { path: "/api/v1/domains?category=tech" },
+    { path: "/api/v1/domains?q=coffee" }
+  ]), rssMb(server.pid!), ceiling.requestsPerSecond)
+  row("sort=latest", load(port, key, [{ path: "/api/v1/domains?sort=latest" }]), rssMb(server.pid!), ceiling.requestsPerSecond)
+  row("single reads", load(port, key, ids.map((id) => ({ path: `/api/v1/domains/${id}` }))), rssMb(server.pid!), ceiling.requestsPerSecond)
+
+  // The full since pull walks every row by id; its cursor near the end serves the deep-page mix.
+  let cursor: string | null = null
+  let deepCursor: string | null = null
+  let pulled = 0
+  let peakRss = rssMb(server.pid!)
+  const pullStart = process.hrtime.bigint()
+  const since = encodeURIComponent("1970-01-01T00:00:00.000Z")
+  do {
+    const path: string = `/api/v1/domains?since=${since}&limit=250${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
+    const response = await getJson(port, key, path)
+    if (response.status !== 200) throw new Error(`since pull: ${response.status} ${response.body}`)
+    const body = JSON.parse(response.body) as { data: Array<unknown>; next_cursor: string | null }
+    pulled += body.data.length
+    cursor = body.next_cursor
+    if (pulled >= LARGE - 1000 && deepCursor === null && cursor !== null) deepCursor = cursor
+    if (pulled % 50_000 < 250) peakRss = Math.max(peakRss, rssMb(server.pid!))
+  } while (cursor !== null)
+  const pullRate = pulled / seconds(pullStart)
+
+  const pageOne = load(port, key, [{ path: "/api/v1/domains" }])
+  const deep = load(port, key, [{ path: `/api/v1/domains?cursor=${encodeURIComponent(deepCursor ?? "")}` }])
+  row("deep page (cursor near the end)", deep, rssMb(server.pid!), ceiling.requestsPerSecond)
+  row("reveal writes", load(port, key, ids.map((id) => ({ method: "POST", path: `/api/v1/domains/${id}/reveal` }))), rssMb(server.pid!), ceiling.requestsPerSecond)
+  await stop(server)
+
+  const smallKey = businessKey(small.name)
+  const smallServer = await startServer(small.name, port + 1)
+  const smallPage = load(port + 1, smallKey, [{ path: "/api/v1/domains" }])
+  await stop(smallServer)
+
+  console.log("")
+  console.log("| mix | req/s | p50 | p99 | server RSS | of ceiling |")
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: |")
+  for (const cells of rows) console.log(`| ${cells.join(" | ")} |`)
+  console.log("")
+  console.log(`idle server RSS: ${idleRss.toFixed(0)} MB`)
+  console.log(`since pull: ${pulled} rows at ${pullRate.toFixed(0)} rows/s, peak server RSS ${peakRss.toFixed(0)} MB`)
+  console.log(`deep page p50 / page 1 p50: ${(deep.p50 / Math.max(pageOne.p50, 0.001)).toFixed(2)} (${deep.p50} ms vs ${pageOne.p50} ms)`)
+  console.log(`${LARGE} vs ${SMALL} listings, page 1 p50: ${(pageOne.p50 / Math.max(smallPage.p50, 0.001)).toFixed(2)} (${pageOne.p50} ms vs ${smallPage.p50} ms)`)
+  console.log(`import: ${importRate.toFixed(0)} rows/s (${IMPORT_ROWS} rows, dropshelf import)`)
+  if (large.seedRate !== undefined) console.log(`seed: ${large.seedRate.toFixed(0)} rows/s`)
+}
+
+await main()
