@@ -21,10 +21,10 @@ const json = Flag.Boolean("json").pipe(
 )
 
 /** Runs `body` against the configured storage (opened, and closed when it ends). */
-const withStorage = <A, E>(body: Effect.Effect<A, E, Runtime.Services>) =>
+const withStorage = <A, E>(body: Effect.Effect<A, E, Runtime.OperatorServices>) =>
   Effect.gen(function*() {
     const config = yield* Runtime.DropshelfConfig
-    return yield* body.pipe(Effect.provide(Runtime.layer(config)))
+    return yield* body.pipe(Effect.provide(Runtime.operatorLayer(config)))
   })
 
 const migrate = Command.make("migrate", { json }, ({ json }) =>
@@ -172,8 +172,7 @@ const seed = Command.make("seed", {
 const demo = Command.make("demo", { json }, ({ json }) =>
   Effect.gen(function*() {
     const config = yield* Runtime.DropshelfConfig
-    yield* Demo.prepare(config, json)
-    yield* Serve.serve(config)
+    yield* Serve.serve(config, Demo.prepare(config, json))
   })).pipe(Command.withDescription("What `npm start` runs: a demo directory with one key per plan, then serve"))
 
 export const root = Command.make("dropshelf").pipe(

@@ -88,14 +88,13 @@ const setUp = Effect.fnUntraced(function*(config: Runtime.DropshelfConfig) {
   return { seeded, firstRun: previous === undefined, keys }
 })
 
-/** Migrates, seeds on the first run, rotates the demo keys and prints them with a ready `curl` line. */
+/** Over migrated storage: seeds on the first run, rotates the demo keys and prints them with a ready `curl` line. */
 export const prepare = Effect.fnUntraced(function*(config: Runtime.DropshelfConfig, json: boolean) {
-  const applied = yield* Runtime.migrate(config)
-  const { firstRun, keys, seeded } = yield* setUp(config).pipe(Effect.provide(Runtime.layer(config)))
+  const { firstRun, keys, seeded } = yield* setUp(config)
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host
   const business = keys.find((demoKey) => demoKey.plan === "business")!
   const curl = `curl -H "Authorization: Bearer ${business.key}" "http://${host}:${config.port}/api/v1/domains?limit=2"`
-  yield* emit(json, { applied, seeded, keys, curl }, () =>
+  yield* emit(json, { seeded, keys, curl }, () =>
     [
       firstRun
         ? `Demo directory ready in ${Runtime.describeStorage(config)}: ${seeded} listings, one account per plan.`

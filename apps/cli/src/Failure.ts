@@ -66,6 +66,7 @@ export const reportError = (error: unknown): Report => {
     case "UsageError":
       return { code: ExitCode.usage, line: messageOf(error) }
     case "StorageUnavailable":
+    case "StoreOpenError":
       return { code: ExitCode.unavailable, line: messageOf(error) }
     case "ConfigError":
     case "SourceError":
@@ -104,7 +105,19 @@ export const reportCause = (cause: Cause.Cause<unknown>): Report | undefined => 
   const defect = Cause.squash(cause)
   const storage = storageDefect(defect)
   if (storage !== undefined) return { code: ExitCode.unavailable, line: flatten(storage) }
-  return { code: ExitCode.internal, line: `internal error: ${flatten(messageOf(defect)).slice(0, 500)}` }
+  return { code: ExitCode.internal, line: `internal error: ${flatten(describeDefect(defect)).slice(0, 500)}` }
+}
+
+/** A defect's message with those of its causes (`SqlError` → reason → driver error), most general first. */
+const describeDefect = (defect: unknown): string => {
+  const messages: Array<string> = []
+  let current: unknown = defect
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    const message = messageOf(current)
+    if (message !== "" && !messages.includes(message) && message !== "[object Object]") messages.push(message)
+    current = field(current, "reason") ?? field(current, "cause")
+  }
+  return messages.join(": ")
 }
 
 /**
@@ -112,7 +125,10 @@ export const reportCause = (cause: Cause.Cause<unknown>): Report | undefined => 
  * Those that say the storage itself is unusable get the storage exit code and their own message.
  */
 const storageDefect = (defect: unknown): string | undefined => {
-  const text = messageOf(defect)
+  const text = describeDefect(defect)
+  if (/relation "[^"]+" does not exist/i.test(text)) {
+    return `the database has no dropshelf schema yet: run \`dropshelf migrate\` first (${text})`
+  }
   if (/\block(ed)?\b|in use by|held by/i.test(text)) return text
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|password authentication failed|does not exist/i.test(text)) {
     return `cannot use the database: ${text}`

@@ -1,10 +1,12 @@
-import type { Directory, ListingStore, Operators } from "@dropshelf/core"
-import { StoreMemory } from "@dropshelf/store-memory"
+import { type AvailabilityCheck, Cursor, Directory, type ListingStore, Operators, RateLimiter } from "@dropshelf/core"
+import { StoreSql } from "@dropshelf/store-sql"
 import { Config, Effect, Layer } from "effect"
+import { Digest, Mac, SecureRandom } from "effect/crypto"
+import type { SqlClient } from "effect/sql"
 
 /**
- * Configuration → layers, in one place, so `dropshelf serve`, every operator command and the
- * server's own start-up build the same storage from the same environment.
+ * Configuration → layers, in one place: every operator command, `dropshelf serve` and any other
+ * start-up (the server's own main, a test) build the same storage from the same environment.
  */
 
 /** The environment of product.md's Configuration table, with its defaults. */
@@ -21,31 +23,81 @@ export interface DropshelfConfig {
 const optionalString = (name: string) =>
   Config.String(name).pipe(
     Config.option,
-    Config.map((value) => (value._tag === "Some" && value.value.trim() !== "" ? value.value : undefined))
+    Config.map((value) => (value._tag === "Some" && value.value.trim() !== "" ? value.value.trim() : undefined))
   )
 
 export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   databaseUrl: optionalString("DATABASE_URL"),
-  dataDir: Config.String("DROPSHELF_DATA_DIR").pipe(Config.withDefault("./.dropshelf")),
+  dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? StoreSql.DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL")
 })
 
-/** What every command runs against: the operator and directory use cases over the configured storage. */
-export type Services = Operators.Operators | Directory.Directory | ListingStore.ListingStore
-
 /** Where the configured storage lives, for messages. */
 export const describeStorage = (config: DropshelfConfig): string =>
-  config.databaseUrl !== undefined ? "the PostgreSQL server in DATABASE_URL" : `the data directory ${config.dataDir}`
+  config.databaseUrl !== undefined ? "the PostgreSQL database of DATABASE_URL" : `the data directory ${config.dataDir}`
+
+/** The SqlClient and the five storage ports, on PostgreSQL when `DATABASE_URL` is set, else embedded PGlite. */
+export const storage = (config: DropshelfConfig): Layer.Layer<StoreSql.Services, StoreSql.StoreOpenError> =>
+  config.databaseUrl !== undefined
+    ? StoreSql.layerServer({ url: config.databaseUrl })
+    : StoreSql.layerPglite({ dataDir: config.dataDir })
 
 /**
- * The storage the configuration names.
- *
- * STORE-SQL WIRING PENDING: until `@dropshelf/store-sql` lands this is the in-memory adapter,
- * so nothing persists between two commands.
+ * The storage, migrated when that is safe to do implicitly: the embedded database belongs to
+ * this process alone, so it is brought up to date on open; a shared PostgreSQL server changes
+ * schema only through `dropshelf migrate` (or `serve`), when the operator says so.
  */
-export const layer = (_config: DropshelfConfig): Layer.Layer<Services> => StoreMemory.layerDirectory
+const migratedStorage = (config: DropshelfConfig, always: boolean) =>
+  Layer.effectDiscard(always || config.databaseUrl === undefined ? StoreSql.migrate : Effect.void).pipe(
+    Layer.provideMerge(storage(config))
+  )
+
+/** Web Crypto for key digests, cursor MACs and secrets. */
+export const layerCrypto = Layer.mergeAll(Digest.layerWebCrypto, Mac.layerWebCrypto).pipe(
+  Layer.provideMerge(SecureRandom.layerWebCrypto)
+)
+
+/** What operator commands run against. */
+export type OperatorServices = Operators.Operators | ListingStore.ListingStore | SqlClient.SqlClient
+
+/** The operator use cases over the configured storage. */
+export const operatorLayer = (config: DropshelfConfig): Layer.Layer<OperatorServices, StoreSql.StoreOpenError> =>
+  Operators.Operators.layer.pipe(
+    Layer.provide(layerCrypto),
+    Layer.provideMerge(migratedStorage(config, false))
+  )
+
+/**
+ * Per-key rate-limit counters: in this process. REDIS_URL (shared counters across instances) is
+ * not wired yet; `serve` says so on stderr when it is set.
+ */
+export const rateLimiterLayer = (_config: DropshelfConfig): Layer.Layer<RateLimiter.RateLimiter> =>
+  RateLimiter.layerInProcess
+
+/** What the API server runs against: the directory and operator use cases, rate limits, migrated storage. */
+export type ServerServices =
+  | Directory.Directory
+  | RateLimiter.RateLimiter
+  | OperatorServices
+
+/**
+ * Everything `serve` needs, migrations applied first. `availability` is the reveal's re-check
+ * (the server's RDAP check, or `AvailabilityCheck.layerStampOnly`).
+ */
+export const serverLayer = <E>(
+  config: DropshelfConfig,
+  availability: Layer.Layer<AvailabilityCheck.AvailabilityCheck, E>
+): Layer.Layer<ServerServices, StoreSql.StoreOpenError | E> =>
+  Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+    Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(Layer.effect(Cursor.CursorSecret, StoreSql.cursorSecret)))),
+    Layer.provide(availability),
+    Layer.provide(layerCrypto),
+    Layer.provideMerge(rateLimiterLayer(config)),
+    Layer.provideMerge(migratedStorage(config, true))
+  )
 
 /** Applies pending migrations; the names of those applied. */
-export const migrate = (_config: DropshelfConfig): Effect.Effect<ReadonlyArray<string>> => Effect.succeed([])
+export const migrate = (config: DropshelfConfig): Effect.Effect<ReadonlyArray<string>, StoreSql.StoreOpenError> =>
+  StoreSql.migrate.pipe(Effect.provide(storage(config)))

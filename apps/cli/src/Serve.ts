@@ -1,11 +1,32 @@
-import { Effect } from "effect"
-import { UsageError } from "./Failure.ts"
-import type { DropshelfConfig } from "./Runtime.ts"
+import { RdapAvailability, Server } from "@dropshelf/server"
+import { Context, Effect, Layer } from "effect"
+import { HttpServer } from "effect/http"
+import { note } from "./Output.ts"
+import * as Runtime from "./Runtime.ts"
+
+/** Set once a server is up: a signal then ends the process normally (exit 0), not as an interruption. */
+export const stopsOnSignal = { gracefully: false }
 
 /**
- * `dropshelf serve`: migrate, then serve the API until SIGINT/SIGTERM.
- *
- * SERVER WIRING PENDING: `@dropshelf/server` does not export its program yet.
+ * `dropshelf serve` (and the end of `npm start`): migrate, run `before` against the same open
+ * storage (the embedded database admits one process, so the demo set-up shares it), then serve
+ * the API until SIGINT/SIGTERM, when in-flight requests finish and the storage closes.
  */
-export const serve = (config: DropshelfConfig): Effect.Effect<void, UsageError> =>
-  Effect.fail(new UsageError({ message: `serving is not wired yet (would listen on ${config.host}:${config.port})` }))
+export const serve = <E = never>(
+  config: Runtime.DropshelfConfig,
+  before: Effect.Effect<void, E, Runtime.ServerServices> = Effect.void
+) =>
+  Effect.gen(function*() {
+    yield* before
+    if (config.redisUrl !== undefined) {
+      yield* note("REDIS_URL is set, but shared rate-limit counters are not wired yet: counting in this process.")
+    }
+    const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host }))
+    stopsOnSignal.gracefully = true
+    const address = Context.get(server, HttpServer.HttpServer).address
+    yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)} (Ctrl-C to stop)`)
+    return yield* Effect.never
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(Runtime.serverLayer(config, RdapAvailability.layerFromEnv))
+  )

@@ -3,6 +3,7 @@ import { Cause, Console, Effect, Exit, Layer, Logger } from "effect"
 import { CliOutput } from "effect/cli"
 import { run } from "./Cli.ts"
 import { ExitCode, reportCause } from "./Failure.ts"
+import { stopsOnSignal } from "./Serve.ts"
 
 /*
  * The process around the command tree: stdout carries only results, every failure becomes one
@@ -30,10 +31,10 @@ const program = run.pipe(
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   teardown: (exit, onExit) => {
-    if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) onExit(interruptedExitCode())
+    if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) {
+      // A server stopped by a signal has done its job; any other command stopped half-way has not.
+      onExit(stopsOnSignal.gracefully ? ExitCode.ok : ExitCode.interrupted)
+    }
     else onExit(typeof process.exitCode === "number" ? process.exitCode : ExitCode.ok)
   }
 })
-
-/** A server stopped by a signal has done its job; any other command stopped half-way has not. */
-const interruptedExitCode = (): number => (["serve", "demo"].includes(process.argv[2] ?? "") ? ExitCode.ok : ExitCode.interrupted)
