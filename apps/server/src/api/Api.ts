@@ -69,12 +69,14 @@ export const ListQueryParams = {
   tld: text("Exact TLD without the leading dot, for example `com` or `co.uk`.")
 }
 
-/** `DELETE /holds/{id}`: an optional body; without one the hold ends as `released`. */
-export const EndHoldBody = Schema.UndefinedOr(
-  Schema.Struct({
-    outcome: Schema.optionalKey(Hold.HoldOutcome.annotate({ description: "How the hold ended; default `released`." }))
-  }).annotate({ identifier: "EndHold" })
-)
+/**
+ * `DELETE /holds/{id}`: an optional body; without one the hold ends as `released`. The `Null`
+ * member is what lets an empty body through (the framework decodes an empty body as `null`
+ * when a payload schema encodes to `null`).
+ */
+export const EndHoldBody = Schema.Struct({
+  outcome: Schema.optionalKey(Hold.HoldOutcome.annotate({ description: "How the hold ended; default `released`." }))
+}).annotate({ identifier: "EndHold" })
 
 export class AccountGroup extends HttpApiGroup.make("account").add(
   HttpApiEndpoint.get("me", "/me", {
@@ -124,7 +126,7 @@ export class HoldsGroup extends HttpApiGroup.make("holds").add(
     .annotate(OpenApi.Description, "No body. The end moves later by the plan's extension, counted from the scheduled end. Refusals carry `hold_code`."),
   HttpApiEndpoint.delete("end", "/holds/:id", {
     params: { id: HoldIdParam },
-    payload: EndHoldBody,
+    payload: [EndHoldBody, Schema.Null],
     success: Hold.HoldResponse,
     error: [...CommonErrors, InvalidRequestError, NotFoundError]
   }).annotate(OpenApi.Summary, "End a hold as released or registered")

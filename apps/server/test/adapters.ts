@@ -1,0 +1,54 @@
+/**
+ * The storage adapters the black-box tests run on: memory always; SQL on embedded PGlite, and
+ * on a PostgreSQL server when DATABASE_URL is set. The SQL adapter is loaded lazily, so these
+ * tests still run (and say why SQL was skipped) where it cannot load.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Layer } from "effect"
+import { RateLimiter } from "@dropshelf/core"
+import { type Adapter, memoryAdapter, type Ports } from "./harness.ts"
+
+type StoreSqlModule = typeof import("@dropshelf/store-sql")
+
+let storeSql: StoreSqlModule | undefined
+let loadError: string | undefined
+try {
+  storeSql = await import("@dropshelf/store-sql")
+} catch (error) {
+  loadError = `@dropshelf/store-sql could not be loaded: ${error instanceof Error ? error.message : String(error)}`
+}
+
+const sqlAdapter = (name: string, client: (sql: StoreSqlModule) => Layer.Layer<any, unknown>, skip?: string): Adapter => ({
+  name,
+  skip: skip ?? loadError,
+  layer: () => {
+    const sql = storeSql!
+    const migrated = Layer.effectDiscard(sql.StoreSql.migrate).pipe(Layer.provideMerge(client(sql)))
+    return Layer.mergeAll(sql.StoreSql.layerStores, RateLimiter.layerInProcess).pipe(
+      Layer.provide(migrated)
+    ) as Layer.Layer<Ports, unknown>
+  }
+})
+
+const pgliteDirs: Array<string> = []
+export const cleanupPgliteDirs = () => {
+  for (const dir of pgliteDirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+}
+
+const databaseUrl = process.env.DATABASE_URL?.trim()
+
+export const adapters: ReadonlyArray<Adapter> = [
+  memoryAdapter,
+  sqlAdapter("sql-pglite", (sql) => {
+    const dir = mkdtempSync(join(tmpdir(), "dropshelf-server-test-"))
+    pgliteDirs.push(dir)
+    return sql.StoreSql.layerPgliteClient({ dataDir: dir })
+  }),
+  sqlAdapter(
+    "sql-server",
+    (sql) => sql.StoreSql.layerServerClient({ url: databaseUrl! }),
+    databaseUrl === undefined || databaseUrl === "" ? "DATABASE_URL is not set" : undefined
+  )
+]

@@ -1,0 +1,726 @@
+/**
+ * Black-box tests of the REST API: the real server on a random port, plain `fetch`, accounts
+ * and keys made through the core's `Operators` on the same layer. Run once per storage adapter.
+ * The last test checks every exchange of the run against the served OpenAPI document.
+ */
+import { Validator } from "@seriousme/openapi-schema-validator"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Operators } from "@dropshelf/core"
+import { adapters, cleanupPgliteDirs } from "./adapters.ts"
+import { account, addListings, call, type Exchange, listing, type Running, start } from "./harness.ts"
+
+const DAY = 86_400_000
+const PATHS = {
+  me: ["/api/v1/me", "GET, HEAD, OPTIONS"],
+  domains: ["/api/v1/domains", "GET, HEAD, OPTIONS"],
+  domain: ["/api/v1/domains/AAAAAAAA", "GET, HEAD, OPTIONS"],
+  reveal: ["/api/v1/domains/AAAAAAAA/reveal", "POST, OPTIONS"],
+  hold: ["/api/v1/domains/AAAAAAAA/hold", "POST, OPTIONS"],
+  holds: ["/api/v1/holds", "GET, HEAD, OPTIONS"],
+  extend: ["/api/v1/holds/abc/extend", "POST, OPTIONS"],
+  holdById: ["/api/v1/holds/abc", "DELETE, OPTIONS"],
+  openapi: ["/api/v1/openapi.json", "GET, HEAD, OPTIONS"]
+} as const
+
+const expectEnvelope = (body: any, code: string) => {
+  expect(body).toBeTypeOf("object")
+  expect(body.error.code).toBe(code)
+  expect(body.error.message).toBeTypeOf("string")
+}
+
+/** Waits out the end of a wall-clock minute, so a burst stays inside one rate-limit window. */
+const awayFromMinuteEdge = async () => {
+  const second = new Date().getUTCSeconds()
+  if (second >= 50) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
+}
+
+for (const adapter of adapters) {
+  describe.skipIf(adapter.skip !== undefined)(`REST API on ${adapter.name}${adapter.skip ? ` (skipped: ${adapter.skip})` : ""}`, () => {
+    let server: Running
+    const ids = {
+      regular: [] as Array<string>,
+      open: "",
+      featured: "",
+      fresh: "",
+      nullMetrics: ""
+    }
+
+    beforeAll(async () => {
+      server = await start(adapter)
+      const regular = Array.from({ length: 14 }, (_, i) =>
+        listing({ domain: `test-listing-${i}-${Math.random().toString(36).slice(2, 8)}.com`, category: "tech" }))
+      const open = listing({ domain: `open-${Math.random().toString(36).slice(2, 8)}.net`, tier: "open" })
+      const featured = listing({ domain: `featured-${Math.random().toString(36).slice(2, 8)}.com`, tier: "featured", featuredRank: 1 })
+      const fresh = listing({ domain: `fresh-${Math.random().toString(36).slice(2, 8)}.com`, discoveredAt: Date.now() - 2 * DAY })
+      const nullMetrics = listing({
+        domain: `bare-${Math.random().toString(36).slice(2, 8)}.org`,
+        ageYears: null,
+        backlinks: null,
+        domainAuthority: null,
+        category: null
+      })
+      await addListings(server, [...regular, open, featured, fresh, nullMetrics])
+      ids.regular = regular.map((row) => row.id)
+      ids.open = open.id
+      ids.featured = featured.id
+      ids.fresh = fresh.id
+      ids.nullMetrics = nullMetrics.id
+    })
+
+    afterAll(async () => {
+      await server?.close()
+      cleanupPgliteDirs()
+    })
+
+    describe("conventions", () => {
+      it("GET /healthz needs no key and is not rate limited", async () => {
+        const response = await call(server, "GET", "/healthz")
+        expect(response.status).toBe(200)
+        expect(response.body).toEqual({ status: "ok" })
+        expect(response.headers.get("x-ratelimit-limit")).toBeNull()
+        expect(response.headers.get("access-control-allow-origin")).toBe("*")
+      })
+
+      it("GET /docs is readable without a key", async () => {
+        const response = await call(server, "GET", "/docs")
+        expect(response.status).toBe(200)
+        expect(response.headers.get("content-type")).toContain("text/html")
+        expect(response.text).toContain("1.1.0")
+      })
+
+      it("an unknown route is 404 not_found in the envelope, never HTML", async () => {
+        for (const path of ["/nope", "/api/v1/nope", "/api/v2/domains", "/api/v1/domains/AAAAAAAA/unknown"]) {
+          const response = await call(server, "GET", path)
+          expect(response.status).toBe(404)
+          expect(response.headers.get("content-type")).toContain("application/json")
+          expectEnvelope(response.body, "not_found")
+          expect(response.headers.get("access-control-allow-origin")).toBe("*")
+        }
+      })
+
+      it("every path answers an unimplemented method with 405 and Allow", async () => {
+        for (const [path, allow] of Object.values(PATHS)) {
+          for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"]) {
+            if (allow.split(", ").includes(method)) continue
+            const response = await call(server, method, path)
+            expect(response.status, `${method} ${path}`).toBe(405)
+            expect(response.headers.get("allow")).toBe(allow)
+            expectEnvelope(response.body, "method_not_allowed")
+            expect(response.headers.get("access-control-allow-origin")).toBe("*")
+          }
+        }
+      })
+
+      it("OPTIONS answers the preflight without a key", async () => {
+        for (const [path, allow] of Object.values(PATHS)) {
+          const response = await call(server, "OPTIONS", path, {
+            headers: { origin: "https://example.org", "access-control-request-method": "GET", "access-control-request-headers": "authorization" }
+          })
+          expect(response.status).toBe(204)
+          expect(response.headers.get("access-control-allow-origin")).toBe("*")
+          expect(response.headers.get("access-control-allow-methods")).toBe(allow)
+          expect(response.headers.get("access-control-allow-headers")).toMatch(/Authorization/)
+          expect(response.headers.get("access-control-allow-headers")).toMatch(/Content-Type/)
+        }
+      })
+
+      it("missing, malformed, unknown and revoked keys are 401 unauthorized with WWW-Authenticate, before counting", async () => {
+        const revoked = await account(server, "pro", "revoked")
+        await server.run(Operators.Operators.use((operators) => operators.revokeKey(revoked.prefix)))
+        const cases: Array<Record<string, string>> = [
+          {},
+          { authorization: "Bearer" },
+          { authorization: "Bearer not-a-key" },
+          { authorization: "Basic dXNlcjpwYXNz" },
+          { authorization: `Bearer ds_live_${"A".repeat(43)}` },
+          { authorization: `Bearer ${revoked.secret}` }
+        ]
+        for (const headers of cases) {
+          const response = await call(server, "GET", "/api/v1/me", { headers })
+          expect(response.status, JSON.stringify(headers)).toBe(401)
+          expect(response.headers.get("www-authenticate")).toBe("Bearer realm=\"dropshelf\"")
+          expectEnvelope(response.body, "unauthorized")
+          expect(response.body.error.reveal_code).toBeUndefined()
+          expect(response.headers.get("x-ratelimit-limit")).toBeNull()
+          expect(response.headers.get("access-control-allow-origin")).toBe("*")
+        }
+      })
+
+      it("reveal and hold endpoints add SIGN_IN_REQUIRED to the 401", async () => {
+        const reveal = await call(server, "POST", `/api/v1/domains/${ids.regular[0]}/reveal`)
+        expect(reveal.status).toBe(401)
+        expect(reveal.body.error.reveal_code).toBe("SIGN_IN_REQUIRED")
+        for (const [method, path] of [["POST", `/api/v1/domains/${ids.regular[0]}/hold`], ["POST", "/api/v1/holds/x/extend"], ["DELETE", "/api/v1/holds/x"]] as const) {
+          const response = await call(server, method, path)
+          expect(response.status).toBe(401)
+          expect(response.body.error.hold_code).toBe("SIGN_IN_REQUIRED")
+        }
+      })
+
+      it("every /api/v1 endpoint needs a key", async () => {
+        for (const [method, path] of [
+          ["GET", "/api/v1/me"],
+          ["GET", "/api/v1/domains"],
+          ["GET", `/api/v1/domains/${ids.regular[0]}`],
+          ["GET", "/api/v1/holds"],
+          ["GET", "/api/v1/openapi.json"]
+        ] as const) {
+          expect((await call(server, method, path)).status, path).toBe(401)
+        }
+      })
+
+      it("exposes the rate-limit headers to scripts and never sets a cookie", async () => {
+        const key = await account(server, "pro", "cors")
+        const response = await call(server, "GET", "/api/v1/me", { key: key.secret, headers: { origin: "https://example.org" } })
+        expect(response.headers.get("access-control-allow-origin")).toBe("*")
+        const exposed = (response.headers.get("access-control-expose-headers") ?? "").split(/,\s*/)
+        for (const name of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]) {
+          expect(exposed).toContain(name)
+        }
+        for (const exchange of server.exchanges) expect(exchange.headers.get("set-cookie")).toBeNull()
+      })
+
+      it("undocumented query parameters are ignored", async () => {
+        const key = await account(server, "business", "ignored")
+        const plain = await call(server, "GET", "/api/v1/domains?limit=3", { key: key.secret })
+        const extra = await call(server, "GET", "/api/v1/domains?limit=3&foo=bar&utm_source=x&LIMIT=9", { key: key.secret })
+        expect(extra.status).toBe(200)
+        expect(extra.body.data.map((row: any) => row.id)).toEqual(plain.body.data.map((row: any) => row.id))
+        const me = await call(server, "GET", "/api/v1/me?whatever=1", { key: key.secret })
+        expect(me.status).toBe(200)
+      })
+    })
+
+    describe("GET /api/v1/me", () => {
+      it("returns the key and plan record, costs one request and reports what is left after it", async () => {
+        const pro = await account(server, "pro", "me")
+        const first = await call(server, "GET", "/api/v1/me", { key: pro.secret })
+        expect(first.status).toBe(200)
+        expect(first.body).toMatchObject({
+          plan: "pro",
+          reveals: { limit: 500, remaining: 500, used: 0 },
+          rate_limit: { limit: 60, remaining: 59 },
+          sync_feed: false,
+          key: { name: "me-key", prefix: pro.prefix }
+        })
+        expect(first.body.reveals.resets_at).toMatch(/^\d{4}-\d{2}-01T00:00:00\.000Z$/)
+        expect(first.body.key.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+        expect(JSON.stringify(first.body)).not.toContain(pro.secret)
+        expect(first.headers.get("x-ratelimit-limit")).toBe("60")
+        expect(first.headers.get("x-ratelimit-remaining")).toBe("59")
+        const second = await call(server, "GET", "/api/v1/me", { key: pro.secret })
+        if (second.headers.get("x-ratelimit-reset") === first.headers.get("x-ratelimit-reset")) {
+          expect(second.body.rate_limit.remaining).toBe(58)
+          expect(second.headers.get("x-ratelimit-remaining")).toBe("58")
+        }
+      })
+
+      it("X-RateLimit-Reset is the Unix second at which the current wall-clock minute ends", async () => {
+        const key = await account(server, "free", "reset")
+        const before = Date.now()
+        const response = await call(server, "GET", "/api/v1/me", { key: key.secret })
+        const reset = Number(response.headers.get("x-ratelimit-reset"))
+        expect(Number.isInteger(reset)).toBe(true)
+        expect(reset % 60).toBe(0)
+        expect(reset * 1000).toBeGreaterThan(before)
+        expect(reset * 1000 - before).toBeLessThanOrEqual(61_000)
+      })
+
+      it("resolves the plan on every request: a change or a lapse applies to the next call", async () => {
+        const key = await account(server, "business", "planchange")
+        expect((await call(server, "GET", "/api/v1/me", { key: key.secret })).body.plan).toBe("business")
+        await server.run(Operators.Operators.use((operators) => operators.setPlan(key.accountId, "lapsed")))
+        const lapsed = await call(server, "GET", "/api/v1/me", { key: key.secret })
+        expect(lapsed.body.plan).toBe("free")
+        expect(lapsed.headers.get("x-ratelimit-limit")).toBe("20")
+        const since = await call(server, "GET", "/api/v1/domains?since=2020-01-01T00:00:00Z", { key: key.secret })
+        expect(since.status).toBe(402)
+      })
+    })
+
+    describe("GET /api/v1/domains", () => {
+      it("pages in ascending id order and follows next_cursor to the end", async () => {
+        const key = await account(server, "business", "paging")
+        const seen: Array<string> = []
+        let path = "/api/v1/domains?limit=4"
+        for (let page = 0; page < 200; page++) {
+          const response = await call(server, "GET", path, { key: key.secret })
+          expect(response.status).toBe(200)
+          expect(response.body.has_more).toBe(response.body.next_cursor !== null)
+          expect(response.body.synced_at).toMatch(/Z$/)
+          seen.push(...response.body.data.map((row: any) => row.id))
+          if (response.body.next_cursor === null) break
+          path = `/api/v1/domains?limit=4&cursor=${encodeURIComponent(response.body.next_cursor)}`
+        }
+        expect([...seen].sort()).toEqual(seen.slice().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)))
+        for (const id of [...ids.regular, ids.open, ids.featured, ids.fresh]) expect(seen).toContain(id)
+      })
+
+      it("clamps limit to 1..250 and refuses a non-integer, the empty string included", async () => {
+        const key = await account(server, "business", "limits")
+        expect((await call(server, "GET", "/api/v1/domains?limit=0", { key: key.secret })).body.data).toHaveLength(1)
+        expect((await call(server, "GET", "/api/v1/domains?limit=-5", { key: key.secret })).body.data).toHaveLength(1)
+        expect((await call(server, "GET", "/api/v1/domains?limit=100000", { key: key.secret })).status).toBe(200)
+        for (const bad of ["abc", "", "1.5", "2e3"]) {
+          const response = await call(server, "GET", `/api/v1/domains?limit=${bad}`, { key: key.secret })
+          expect(response.status, bad).toBe(400)
+          expectEnvelope(response.body, "invalid_request")
+          expect(response.body.error.parameter).toBe("limit")
+          expect(response.body.error.message).toContain("limit")
+          expect(response.headers.get("x-ratelimit-limit")).toBe("120")
+        }
+      })
+
+      it("names the parameter and what it accepts on every refused value", async () => {
+        const key = await account(server, "business", "refusals")
+        const cases: Array<[string, string, string]> = [
+          ["spam=bad", "spam", "low, moderate"],
+          ["sort=newest", "sort", "latest"],
+          ["tier=featured", "tier", "open"],
+          ["priceRange=cheap", "priceRange", "under-100"],
+          ["featured=yes", "featured", "true, false"],
+          ["ageMin=old", "ageMin", "integer"],
+          ["since=yesterday", "since", "ISO 8601"],
+          ["cursor=not-a-cursor", "cursor", "next_cursor"],
+          ["category=no-such-category", "category", "no-such-category"],
+          ["spam=low&spam=moderate", "spam", "once"]
+        ]
+        for (const [query, parameter, accepts] of cases) {
+          const response = await call(server, "GET", `/api/v1/domains?${query}`, { key: key.secret })
+          expect(response.status, query).toBe(400)
+          expectEnvelope(response.body, "invalid_request")
+          expect(response.body.error.message, query).toContain(parameter)
+          expect(response.body.error.message, query).toContain(accepts)
+        }
+        const both = await call(server, "GET", "/api/v1/domains?sort=latest&since=2026-01-01T00:00:00Z", { key: key.secret })
+        expect(both.status).toBe(400)
+        expect(both.body.error.message).toContain("sort")
+        expect(both.body.error.message).toContain("since")
+      })
+
+      it("refuses an edited cursor and one of another ordering", async () => {
+        const key = await account(server, "business", "cursors")
+        const page = await call(server, "GET", "/api/v1/domains?limit=2", { key: key.secret })
+        const cursor: string = page.body.next_cursor
+        expect(cursor).toBeTypeOf("string")
+        const lower = await call(server, "GET", `/api/v1/domains?limit=2&cursor=${encodeURIComponent(cursor.toLowerCase())}`, { key: key.secret })
+        expect(lower.status).toBe(400)
+        expect(lower.body.error.parameter).toBe("cursor")
+        const other = await call(server, "GET", `/api/v1/domains?limit=2&sort=latest&cursor=${encodeURIComponent(cursor)}`, { key: key.secret })
+        expect(other.status).toBe(400)
+        expect(other.body.error.message).toContain("sort")
+      })
+
+      it("sort=latest orders by newest discovered_at first", async () => {
+        const key = await account(server, "business", "latest")
+        const response = await call(server, "GET", "/api/v1/domains?sort=latest&limit=250", { key: key.secret })
+        expect(response.status).toBe(200)
+        const times = response.body.data.map((row: any) => Date.parse(row.discovered_at))
+        expect(times).toEqual([...times].sort((a, b) => b - a))
+      })
+
+      it("since is business only: 402 upgrade_required elsewhere; on business it includes tombstones", async () => {
+        const pro = await account(server, "pro", "since-pro")
+        const refused = await call(server, "GET", "/api/v1/domains?since=2020-01-01T00:00:00Z", { key: pro.secret })
+        expect(refused.status).toBe(402)
+        expectEnvelope(refused.body, "upgrade_required")
+
+        const gone = listing({ domain: `gone-${Math.random().toString(36).slice(2, 8)}.com` })
+        await addListings(server, [gone])
+        await server.run(Operators.Operators.use((operators) => operators.delist([gone.id], "sold")))
+        const business = await account(server, "business", "since-biz")
+        const rows: Array<any> = []
+        let path = `/api/v1/domains?since=${encodeURIComponent(new Date(Date.now() - 3600_000).toISOString())}&limit=250`
+        for (let page = 0; page < 50; page++) {
+          const response = await call(server, "GET", path, { key: business.secret })
+          expect(response.status).toBe(200)
+          rows.push(...response.body.data)
+          if (response.body.next_cursor === null) break
+          path = `${path.replace(/&cursor=.*$/, "")}&cursor=${encodeURIComponent(response.body.next_cursor)}`
+        }
+        expect(rows.find((row) => row.id === gone.id)).toEqual({ id: gone.id, status: "delisted", updated_at: expect.any(String) })
+        const withoutSince = await call(server, "GET", "/api/v1/domains?limit=250", { key: business.secret })
+        expect(withoutSince.body.data.every((row: any) => row.status === "active")).toBe(true)
+      })
+
+      it("publishes bands, names missing metrics and withholds names by plan", async () => {
+        const free = await account(server, "free", "bands")
+        const response = await call(server, "GET", "/api/v1/domains?limit=250", { key: free.secret })
+        const rows: Array<any> = response.body.data
+        const regular = rows.find((row) => row.id === ids.regular[0])
+        expect(regular.domain).toBeNull()
+        expect(regular.name_disclosed).toBe(false)
+        expect(regular.backlinks).toMatch(/^\d+(-\d+|\+)$/)
+        const open = rows.find((row) => row.id === ids.open)
+        expect(open.domain).toMatch(/^open-/)
+        expect(open.name_disclosed).toBe(true)
+        const bare = rows.find((row) => row.id === ids.nullMetrics)
+        expect(bare.metrics_missing).toEqual(expect.arrayContaining(["age_years", "backlinks", "category", "domain_authority"]))
+        expect(rows.find((row) => row.id === ids.fresh)).toBeUndefined()
+      })
+    })
+
+    describe("GET /api/v1/domains/{id}", () => {
+      it("returns one listing, and 404 not_found for unknown, lower-cased and delayed ids", async () => {
+        const free = await account(server, "free", "get")
+        const found = await call(server, "GET", `/api/v1/domains/${ids.regular[1]}`, { key: free.secret })
+        expect(found.status).toBe(200)
+        expect(found.body.id).toBe(ids.regular[1])
+        expect(found.body.status).toBe("active")
+        for (const id of ["ZZZZZZZZ", ids.regular[1]!.toLowerCase() === ids.regular[1] ? "zzzzzzzy" : ids.regular[1]!.toLowerCase(), "short", ids.fresh]) {
+          const response = await call(server, "GET", `/api/v1/domains/${id}`, { key: free.secret })
+          expect(response.status, id).toBe(404)
+          expectEnvelope(response.body, "not_found")
+          expect(response.body.error.reveal_code).toBeUndefined()
+        }
+        const business = await account(server, "business", "get-biz")
+        expect((await call(server, "GET", `/api/v1/domains/${ids.fresh}`, { key: business.secret })).status).toBe(200)
+      })
+    })
+
+    describe("POST /api/v1/domains/{id}/reveal", () => {
+      it("reveals, is idempotent, and stamps availability", async () => {
+        const pro = await account(server, "pro", "reveal")
+        const id = ids.regular[2]!
+        const first = await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: pro.secret })
+        expect(first.status).toBe(200)
+        expect(first.body.domain).toMatch(/^test-listing-2-/)
+        expect(first.body.name_disclosed).toBe(true)
+        expect(first.body.revealed_at).toMatch(/Z$/)
+        expect(Date.parse(first.body.availability_checked_at)).toBeGreaterThan(Date.now() - 60_000)
+        const again = await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: pro.secret })
+        expect(again.body.revealed_at).toBe(first.body.revealed_at)
+        const me = await call(server, "GET", "/api/v1/me", { key: pro.secret })
+        expect(me.body.reveals.used).toBe(1)
+        const read = await call(server, "GET", `/api/v1/domains/${id}`, { key: pro.secret })
+        expect(read.body.domain).toBe(first.body.domain)
+      })
+
+      it("ignores a body it does not take, even a malformed one", async () => {
+        const business = await account(server, "business", "reveal-body")
+        const response = await call(server, "POST", `/api/v1/domains/${ids.open}/reveal`, { key: business.secret, body: "{not json" })
+        expect(response.status).toBe(200)
+      })
+
+      it("refuses with reveal_code: FEATURED_REQUIRES_PRO, NOT_FOUND, QUOTA_EXHAUSTED", async () => {
+        const free = await account(server, "free", "reveal-free")
+        const featured = await call(server, "POST", `/api/v1/domains/${ids.featured}/reveal`, { key: free.secret })
+        expect(featured.status).toBe(402)
+        expectEnvelope(featured.body, "upgrade_required")
+        expect(featured.body.error.reveal_code).toBe("FEATURED_REQUIRES_PRO")
+
+        const missing = await call(server, "POST", "/api/v1/domains/ZZZZZZZZ/reveal", { key: free.secret })
+        expect(missing.status).toBe(404)
+        expectEnvelope(missing.body, "not_found")
+        expect(missing.body.error.reveal_code).toBe("NOT_FOUND")
+
+        const open = await call(server, "POST", `/api/v1/domains/${ids.open}/reveal`, { key: free.secret })
+        expect(open.status).toBe(200)
+        for (let i = 0; i < 10; i++) {
+          const response = await call(server, "POST", `/api/v1/domains/${ids.regular[i]}/reveal`, { key: free.secret })
+          expect(response.status, `reveal ${i}`).toBe(200)
+        }
+        const exhausted = await call(server, "POST", `/api/v1/domains/${ids.regular[10]}/reveal`, { key: free.secret })
+        expect(exhausted.status).toBe(402)
+        expectEnvelope(exhausted.body, "upgrade_required")
+        expect(exhausted.body.error.reveal_code).toBe("QUOTA_EXHAUSTED")
+        const now = new Date()
+        expect(exhausted.body.error.resets_at).toBe(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString())
+        const repeat = await call(server, "POST", `/api/v1/domains/${ids.regular[0]}/reveal`, { key: free.secret })
+        expect(repeat.status).toBe(200)
+      })
+
+      it("refuses HELD_BY_OTHER with expires_at while another account holds the listing", async () => {
+        const holder = await account(server, "pro", "holder-r")
+        const other = await account(server, "pro", "other-r")
+        const id = ids.regular[11]!
+        expect((await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: holder.secret })).status).toBe(200)
+        const held = await call(server, "POST", `/api/v1/domains/${id}/hold`, { key: holder.secret })
+        expect(held.status).toBe(200)
+        const refused = await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: other.secret })
+        expect(refused.status).toBe(403)
+        expectEnvelope(refused.body, "forbidden")
+        expect(refused.body.error.reveal_code).toBe("HELD_BY_OTHER")
+        expect(refused.body.error.expires_at).toBe(held.body.hold.expires_at)
+        expect(JSON.stringify(refused.body)).not.toContain(holder.accountId)
+        const read = await call(server, "GET", `/api/v1/domains/${id}`, { key: other.secret })
+        expect(read.body.hold_state).toBe("other")
+        expect(read.body.domain).toBeNull()
+        const business = await account(server, "business", "other-biz")
+        expect((await call(server, "GET", `/api/v1/domains/${id}`, { key: business.secret })).body.domain).toBeNull()
+        await call(server, "DELETE", `/api/v1/holds/${held.body.hold.id}`, { key: holder.secret })
+      })
+    })
+
+    describe("holds", () => {
+      it("hold, hold again, list, extend once, end, cooldown", async () => {
+        const pro = await account(server, "pro", "holds")
+        const id = ids.regular[12]!
+        const required = await call(server, "POST", `/api/v1/domains/${id}/hold`, { key: pro.secret })
+        expect(required.status).toBe(403)
+        expectEnvelope(required.body, "forbidden")
+        expect(required.body.error.hold_code).toBe("REVEAL_REQUIRED")
+
+        await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: pro.secret })
+        const held = await call(server, "POST", `/api/v1/domains/${id}/hold`, { key: pro.secret })
+        expect(held.status).toBe(200)
+        expect(held.body).toMatchObject({
+          hold: { listing_id: id, can_extend: true, extend_hours: 24 },
+          holds: { active: 1, hold_hours: 48, limit: 3, plan: "pro" }
+        })
+        expect(Date.parse(held.body.hold.expires_at) - Date.parse(held.body.hold.held_at)).toBe(48 * 3600_000)
+        const again = await call(server, "POST", `/api/v1/domains/${id}/hold`, { key: pro.secret })
+        expect(again.body.hold).toEqual(held.body.hold)
+
+        const read = await call(server, "GET", `/api/v1/domains/${id}`, { key: pro.secret })
+        expect(read.body.hold_state).toBe("mine")
+        expect(read.body.hold_expires_at).toBe(held.body.hold.expires_at)
+
+        const list = await call(server, "GET", "/api/v1/holds", { key: pro.secret })
+        expect(list.status).toBe(200)
+        expect(list.body.data).toHaveLength(1)
+        expect(list.body.data[0]).toMatchObject({ id: held.body.hold.id, listing_id: id, state: "running", ended_at: null })
+
+        const holdId = held.body.hold.id
+        const extended = await call(server, "POST", `/api/v1/holds/${holdId}/extend`, { key: pro.secret })
+        expect(extended.status).toBe(200)
+        expect(Date.parse(extended.body.hold.expires_at) - Date.parse(held.body.hold.expires_at)).toBe(24 * 3600_000)
+        expect(extended.body.hold.can_extend).toBe(false)
+        const twice = await call(server, "POST", `/api/v1/holds/${holdId}/extend`, { key: pro.secret })
+        expect(twice.status).toBe(400)
+        expect(twice.body.error.code).toBe("invalid_request")
+        expect(twice.body.error.hold_code).toBe("ALREADY_EXTENDED")
+
+        const stranger = await account(server, "pro", "stranger")
+        for (const [method, path] of [["POST", `/api/v1/holds/${holdId}/extend`], ["DELETE", `/api/v1/holds/${holdId}`], ["POST", "/api/v1/holds/nope/extend"], ["DELETE", "/api/v1/holds/nope"]] as const) {
+          const response = await call(server, method, path, { key: stranger.secret })
+          expect(response.status, `${method} ${path} ${JSON.stringify(response.body)}`).toBe(404)
+          expectEnvelope(response.body, "not_found")
+          expect(response.body.error.hold_code).toBe("HOLD_NOT_FOUND")
+        }
+
+        const ended = await call(server, "DELETE", `/api/v1/holds/${holdId}`, { key: pro.secret })
+        expect(ended.status).toBe(200)
+        expect(ended.body.hold.state).toBe("released")
+        expect(ended.body.holds.active).toBe(0)
+        for (const [method, path] of [["POST", `/api/v1/holds/${holdId}/extend`], ["DELETE", `/api/v1/holds/${holdId}`]] as const) {
+          const over = await call(server, method, path, { key: pro.secret })
+          expect(over.status).toBe(400)
+          expect(over.body.error.hold_code).toBe("HOLD_OVER")
+        }
+        const cooldown = await call(server, "POST", `/api/v1/domains/${id}/hold`, { key: pro.secret })
+        expect(cooldown.status).toBe(403)
+        expect(cooldown.body.error.hold_code).toBe("HOLD_COOLDOWN")
+        expect(Date.parse(cooldown.body.error.available_at) - Date.parse(ended.body.hold.ended_at)).toBe(30 * DAY)
+        const listed = await call(server, "GET", "/api/v1/holds", { key: pro.secret })
+        expect(listed.body.data[0].state).toBe("released")
+      })
+
+      it("DELETE takes an optional outcome and refuses a malformed body naming it", async () => {
+        const business = await account(server, "business", "outcome")
+        const id = ids.regular[13]!
+        await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: business.secret })
+        const held = await call(server, "POST", `/api/v1/domains/${id}/hold`, { key: business.secret })
+        expect(held.body.holds).toMatchObject({ hold_hours: 168, limit: 20, plan: "business" })
+        const path = `/api/v1/holds/${held.body.hold.id}`
+        const malformed = await call(server, "DELETE", path, { key: business.secret, body: "{oops" })
+        expect(malformed.status).toBe(400)
+        expectEnvelope(malformed.body, "invalid_request")
+        expect(malformed.body.error.parameter).toBe("body")
+        const badOutcome = await call(server, "DELETE", path, { key: business.secret, body: JSON.stringify({ outcome: "sold" }) })
+        expect(badOutcome.status).toBe(400)
+        expect(badOutcome.body.error.parameter).toBe("outcome")
+        expect(badOutcome.body.error.message).toContain("released, registered")
+        const wrongType = await call(server, "DELETE", path, { key: business.secret, body: "outcome=registered", headers: { "content-type": "text/plain" } })
+        expect(wrongType.status).toBe(400)
+        expectEnvelope(wrongType.body, "invalid_request")
+        const registered = await call(server, "DELETE", path, { key: business.secret, body: JSON.stringify({ outcome: "registered" }) })
+        expect(registered.status).toBe(200)
+        expect(registered.body.hold.state).toBe("registered")
+      })
+
+      it("refuses HOLDS_REQUIRE_PRO, HELD_BY_OTHER, HOLD_CAP_REACHED and NOT_FOUND", async () => {
+        const free = await account(server, "free", "holds-free")
+        await call(server, "POST", `/api/v1/domains/${ids.open}/reveal`, { key: free.secret })
+        const noHolds = await call(server, "POST", `/api/v1/domains/${ids.open}/hold`, { key: free.secret })
+        expect(noHolds.status).toBe(402)
+        expectEnvelope(noHolds.body, "upgrade_required")
+        expect(noHolds.body.error.hold_code).toBe("HOLDS_REQUIRE_PRO")
+
+        const pro = await account(server, "pro", "cap")
+        const rival = await account(server, "business", "rival")
+        const targets = [ids.regular[3]!, ids.regular[4]!, ids.regular[5]!, ids.regular[6]!]
+        for (const id of targets) await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: pro.secret })
+        // The rival revealed before the hold: a first reveal is refused while another account holds it.
+        await call(server, "POST", `/api/v1/domains/${targets[0]}/reveal`, { key: rival.secret })
+        for (const id of targets.slice(0, 3)) {
+          expect((await call(server, "POST", `/api/v1/domains/${id}/hold`, { key: pro.secret })).status).toBe(200)
+        }
+        const cap = await call(server, "POST", `/api/v1/domains/${targets[3]}/hold`, { key: pro.secret })
+        expect(cap.status).toBe(403)
+        expect(cap.body.error.hold_code).toBe("HOLD_CAP_REACHED")
+        expect(cap.body.error.limit).toBe(3)
+
+        const taken = await call(server, "POST", `/api/v1/domains/${targets[0]}/hold`, { key: rival.secret })
+        expect(taken.status).toBe(403)
+        expect(taken.body.error.hold_code).toBe("HELD_BY_OTHER")
+        expect(taken.body.error.expires_at).toMatch(/Z$/)
+
+        const missing = await call(server, "POST", "/api/v1/domains/ZZZZZZZZ/hold", { key: pro.secret })
+        expect(missing.status).toBe(404)
+        expect(missing.body.error.hold_code).toBe("NOT_FOUND")
+        const holds = await call(server, "GET", "/api/v1/holds", { key: pro.secret })
+        for (const hold of holds.body.data) await call(server, "DELETE", `/api/v1/holds/${hold.id}`, { key: pro.secret })
+      })
+    })
+
+    describe("limits", () => {
+      it("caps request bodies at 16 KiB with 413 in the envelope", async () => {
+        const key = await account(server, "pro", "bodycap")
+        const big = JSON.stringify({ outcome: "released", padding: "x".repeat(20_000) })
+        const response = await call(server, "DELETE", "/api/v1/holds/whatever", { key: key.secret, body: big })
+        expect(response.status).toBe(413)
+        expect(response.headers.get("content-type")).toContain("application/json")
+        expect(response.body.error.parameter).toBe("body")
+        expect(response.headers.get("access-control-allow-origin")).toBe("*")
+      })
+
+      it("counts every keyed request, refused or not, and answers 429 rate_limited with Retry-After", async () => {
+        await awayFromMinuteEdge()
+        const key = await account(server, "free", "burst")
+        const statuses: Array<number> = []
+        for (let i = 0; i < 19; i++) {
+          statuses.push((await call(server, "GET", i % 2 === 0 ? "/api/v1/me" : "/api/v1/domains?spam=bad", { key: key.secret })).status)
+        }
+        expect(statuses.filter((status) => status === 429)).toHaveLength(0)
+        const last = await call(server, "GET", "/api/v1/me", { key: key.secret })
+        expect(last.status).toBe(200)
+        expect(last.body.rate_limit.remaining).toBe(0)
+        expect(last.headers.get("x-ratelimit-remaining")).toBe("0")
+        const over = await call(server, "GET", "/api/v1/me", { key: key.secret })
+        expect(over.status).toBe(429)
+        expectEnvelope(over.body, "rate_limited")
+        const retryAfter = Number(over.headers.get("retry-after"))
+        expect(Number.isInteger(retryAfter)).toBe(true)
+        expect(retryAfter).toBeGreaterThanOrEqual(1)
+        expect(retryAfter).toBeLessThanOrEqual(60)
+        expect(over.headers.get("x-ratelimit-limit")).toBe("20")
+        expect(over.headers.get("x-ratelimit-remaining")).toBe("0")
+        expect(over.headers.get("access-control-allow-origin")).toBe("*")
+        const second = await account(server, "free", "burst")
+        expect((await call(server, "GET", "/api/v1/me", { key: second.secret })).status).toBe(200)
+      })
+    })
+
+    describe("logs", () => {
+      it("writes one JSON line per request with the key prefix, never the key", async () => {
+        const key = await account(server, "pro", "logged")
+        const before = server.logs.length
+        await call(server, "GET", `/api/v1/domains/${ids.regular[0]}?q=secretword`, { key: key.secret })
+        await call(server, "POST", `/api/v1/domains/${ids.regular[7]}/reveal`, { key: key.secret })
+        const lines = server.logs.slice(before)
+        expect(lines).toHaveLength(2)
+        expect(lines[0]).toMatchObject({ method: "GET", path: `/api/v1/domains/${ids.regular[0]}`, status: 200, key_prefix: key.prefix })
+        expect(lines[0]!.duration_ms).toBeTypeOf("number")
+        const all = JSON.stringify(server.logs)
+        expect(all).not.toContain("secretword")
+        for (const exchange of server.exchanges) {
+          const domain = (exchange.body as any)?.domain
+          if (typeof domain === "string" && (exchange.body as any).tier !== "open") expect(all).not.toContain(domain)
+        }
+        const secrets = all.match(/ds_live_[A-Za-z0-9_-]{43}/g)
+        expect(secrets).toBeNull()
+      })
+    })
+
+    describe("OpenAPI", () => {
+      let spec: any
+
+      it("GET /api/v1/openapi.json is a valid OpenAPI 3.1 document, version 1.1.0", async () => {
+        const key = await account(server, "free", "openapi")
+        const response = await call(server, "GET", "/api/v1/openapi.json", { key: key.secret })
+        expect(response.status).toBe(200)
+        spec = response.body
+        expect(spec.openapi).toMatch(/^3\.1\./)
+        expect(spec.info.version).toBe("1.1.0")
+        const result = await new Validator().validate(spec)
+        expect(result.errors ?? []).toEqual([])
+        expect(result.valid).toBe(true)
+        expect(spec.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "Bearer" })
+        const operations = Object.entries<any>(spec.paths).flatMap(([path, item]) =>
+          Object.entries<any>(item).map(([method, operation]) => ({ path, method, operation })))
+        expect(operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
+          "DELETE /api/v1/holds/{id}",
+          "GET /api/v1/domains",
+          "GET /api/v1/domains/{id}",
+          "GET /api/v1/holds",
+          "GET /api/v1/me",
+          "GET /api/v1/openapi.json",
+          "POST /api/v1/domains/{id}/hold",
+          "POST /api/v1/domains/{id}/reveal",
+          "POST /api/v1/holds/{id}/extend"
+        ])
+        const listParams = operations.find(({ method, path }) => method === "get" && path === "/api/v1/domains")!.operation.parameters
+        expect(listParams.map((parameter: any) => parameter.name).sort()).toEqual([
+          "ageMin", "category", "checkedDays", "citabilityMin", "cursor", "featured", "limit", "priceRange", "q", "rd",
+          "recommended", "rsMax", "rsMin", "since", "sort", "source", "spam", "tier", "tld"
+        ])
+        for (const { operation } of operations) {
+          expect(operation.security).toEqual([{ bearer: [] }])
+          for (const status of ["401", "405", "429", "500"]) expect(operation.responses[status]).toBeDefined()
+          expect(operation.responses["401"].headers["WWW-Authenticate"]).toBeDefined()
+          expect(operation.responses["429"].headers["Retry-After"]).toBeDefined()
+          expect(operation.responses["405"].headers.Allow).toBeDefined()
+        }
+        const end = operations.find(({ method }) => method === "delete")!.operation
+        expect(end.requestBody.required).toBe(false)
+      })
+
+      it("every response the tests received conforms to the document", () => {
+        expect(spec).toBeDefined()
+        const ajv = new Ajv2020({ strict: false, allErrors: true })
+        ajv.addSchema(spec, "openapi.json")
+        const templates = Object.keys(spec.paths).map((template) => ({
+          template,
+          pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`)
+        }))
+        const pointer = (...parts: Array<string>) => parts.map((part) => part.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")
+        let checked = 0
+        const problems: Array<string> = []
+        for (const exchange of server.exchanges as Array<Exchange>) {
+          const pathname = exchange.path.split("?")[0]!
+          if (!pathname.startsWith("/api/v1/")) continue
+          const method = exchange.method.toLowerCase()
+          if (method === "options") continue
+          const match = templates.find(({ pattern }) => pattern.test(pathname))
+          if (match === undefined) continue
+          const operation = spec.paths[match.template][method]
+          const label = `${exchange.method} ${exchange.path} → ${exchange.status}`
+          if (operation === undefined) {
+            if (exchange.status !== 405) problems.push(`${label}: undocumented operation`)
+            continue
+          }
+          const documented = operation.responses[String(exchange.status)]
+          if (documented === undefined) {
+            problems.push(`${label}: status not documented`)
+            continue
+          }
+          for (const header of Object.keys(documented.headers ?? {})) {
+            if (exchange.headers.get(header) === null) problems.push(`${label}: header ${header} missing`)
+          }
+          const validate = ajv.getSchema(`openapi.json#/${pointer("paths", match.template, method, "responses", String(exchange.status), "content", "application/json", "schema")}`)
+          if (validate === undefined) {
+            problems.push(`${label}: no schema`)
+            continue
+          }
+          if (!validate(exchange.body)) problems.push(`${label}: ${ajv.errorsText(validate.errors)}`)
+          checked++
+        }
+        expect(problems).toEqual([])
+        expect(checked).toBeGreaterThan(100)
+      })
+    })
+  })
+}
+
