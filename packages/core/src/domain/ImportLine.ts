@@ -1,7 +1,7 @@
 import { Result, Schema } from "effect"
 import { Spam, Tier } from "./Listing.ts"
 import { listingIdFromBytes, type ListingId } from "./Ids.ts"
-import { maskHint, wordCount } from "./Masking.ts"
+import { isRegistrable, maskHint, wordCount } from "./Masking.ts"
 import type { ListingInput } from "../ports/ListingStore.ts"
 import { type Instant, parseIsoInstant } from "./Time.ts"
 
@@ -12,11 +12,16 @@ const IsoInstant = Schema.String.check(
   Schema.makeFilter((text: string) => parseIsoInstant(text) !== undefined || "an ISO 8601 instant with an offset")
 )
 const domainShape = /^(?=.{3,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/
+const RegistrableName = Schema.String.check(
+  Schema.isPattern(domainShape, { description: "a domain name in lower case" }),
+  Schema.makeFilter((text: string) =>
+    isRegistrable(text) || "a registrable name: one label under a public suffix, not a subdomain or a bare suffix")
+)
 
 /** One NDJSON line of `dropshelf import`: exact figures in; the API publishes bands only. */
 export const ImportLine = Schema.Struct({
   id: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9]{8}$/, { description: "8 characters of [A-Za-z0-9]" }))),
-  domain: Schema.String.check(Schema.isPattern(domainShape, { description: "a registrable name in lower case" })),
+  domain: RegistrableName,
   tier: Tier,
   status: Schema.optionalKey(Schema.Literals(["active", "draft", "blocked"])),
   discovered_at: Schema.optionalKey(IsoInstant),

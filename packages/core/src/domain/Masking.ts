@@ -26,6 +26,12 @@ export const splitName = (domain: string): NameParts => {
   return { label: domain.slice(0, domain.length - suffix.length), suffix }
 }
 
+/** One label directly under a public suffix: `example.co.uk`, not `www.example.co.uk` nor `co.uk`. */
+export const isRegistrable = (name: string): boolean => {
+  const parsed = parse(name, { allowPrivateDomains: false })
+  return parsed.domain === name && parsed.publicSuffix !== null && parsed.publicSuffix !== name
+}
+
 /** Words of one hyphen-free segment; a run of digits counts as one word. */
 const segmentWords = (segment: string): ReadonlyArray<string> => {
   if (segment.length === 0) return []

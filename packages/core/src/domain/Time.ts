@@ -10,11 +10,22 @@ export const DAY = 24 * HOUR
 
 export const toIso = (instant: Instant): string => new Date(instant).toISOString()
 
-const isoInstant = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/
+const isoInstant = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/
+
+const daysInMonth = (year: number, month: number): number =>
+  month === 2
+    ? (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28
+    : [4, 6, 9, 11].includes(month) ? 30 : 31
 
 /** Parses an ISO 8601 instant that carries its offset; `undefined` for anything else. */
 export const parseIsoInstant = (text: string): Instant | undefined => {
-  if (!isoInstant.test(text)) return undefined
+  const match = isoInstant.exec(text)
+  if (match === null) return undefined
+  const year = Number(match[1])
+  const month = Number(match[2])
+  const day = Number(match[3])
+  // Date.parse rolls a day the month lacks into the next month (02-30 becomes 03-02); refuse it.
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined
   const ms = Date.parse(text)
   return Number.isFinite(ms) ? ms : undefined
 }
