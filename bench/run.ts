@@ -66,7 +66,7 @@ const measureImport = async () => {
   const file = join(work, "import.ndjson")
   const out = createWriteStream(file)
   for (const line of seedLines(IMPORT_ROWS, 99, Date.now())) {
-    if (!out.write(`${JSON.stringify(line)}\n`)) await new Promise((resolve) => out.once("drain", resolve))
+    if (!out.write(`${JSON.stringify(line)}\n`)) await new Promise<void>((resolve) => out.once("drain", () => resolve()))
   }
   await new Promise<void>((resolve) => out.end(() => resolve()))
   const start = process.hrtime.bigint()
