@@ -90,6 +90,32 @@ const RECORDSET = `r(id text, domain text, tier text, status text, discovered_at
 /** `LIKE` pattern for "contains term", with the pattern characters taken literally. */
 const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
+/** The batch upsert: one statement, one JSON parameter, whatever the batch size. */
+export const upsertStatement = (sql: SqlClient.SqlClient, document: string) =>
+  sql<{ inserted: boolean }>`INSERT INTO listings (id, domain, tier, status, discovered_at,
+          estimated_value_cents, published_value_cents, category, age_years, backlinks, referring_domains,
+          domain_authority, snapshots, directory_score, spam, linked_by, tags, blurb, source, agent_citability,
+          citability_score, featured_rank, availability_checked_at, mask_hint, word_count, tld, search_text)
+        SELECT r.id, r.domain, r.tier, r.status, r.discovered_at, r.estimated_value_cents, r.published_value_cents,
+          r.category, r.age_years, r.backlinks, r.referring_domains, r.domain_authority, r.snapshots,
+          r.directory_score, r.spam, COALESCE(r.linked_by, '[]'::jsonb), COALESCE(r.tags, '[]'::jsonb), r.blurb,
+          r.source, r.agent_citability, r.citability_score, r.featured_rank, r.availability_checked_at,
+          r.mask_hint, r.word_count, r.tld, r.search_text
+        FROM jsonb_to_recordset(${document}::jsonb) AS ${sql.literal(RECORDSET)}
+        ON CONFLICT (id) DO UPDATE SET
+          domain = EXCLUDED.domain, tier = EXCLUDED.tier, status = EXCLUDED.status,
+          estimated_value_cents = EXCLUDED.estimated_value_cents,
+          published_value_cents = EXCLUDED.published_value_cents, category = EXCLUDED.category,
+          age_years = EXCLUDED.age_years, backlinks = EXCLUDED.backlinks,
+          referring_domains = EXCLUDED.referring_domains, domain_authority = EXCLUDED.domain_authority,
+          snapshots = EXCLUDED.snapshots, directory_score = EXCLUDED.directory_score, spam = EXCLUDED.spam,
+          linked_by = EXCLUDED.linked_by, tags = EXCLUDED.tags, blurb = EXCLUDED.blurb, source = EXCLUDED.source,
+          agent_citability = EXCLUDED.agent_citability, citability_score = EXCLUDED.citability_score,
+          featured_rank = EXCLUDED.featured_rank, availability_checked_at = EXCLUDED.availability_checked_at,
+          mask_hint = EXCLUDED.mask_hint, word_count = EXCLUDED.word_count, tld = EXCLUDED.tld,
+          search_text = EXCLUDED.search_text
+        RETURNING (xmax = 0) AS inserted`
+
 export interface Options {
   /** How far `synced_at` trails the database clock; the spec's 120 s unless a test says otherwise. */
   readonly syncLagSeconds: number
@@ -216,29 +242,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       for (const input of batch) last.set(input.id, input)
       const repeats = batch.length - last.size
       const document = JSON.stringify([...last.values()].map(toJsonRow))
-      const rows = yield* sql<{ inserted: boolean }>`INSERT INTO listings (id, domain, tier, status, discovered_at,
-          estimated_value_cents, published_value_cents, category, age_years, backlinks, referring_domains,
-          domain_authority, snapshots, directory_score, spam, linked_by, tags, blurb, source, agent_citability,
-          citability_score, featured_rank, availability_checked_at, mask_hint, word_count, tld, search_text)
-        SELECT r.id, r.domain, r.tier, r.status, r.discovered_at, r.estimated_value_cents, r.published_value_cents,
-          r.category, r.age_years, r.backlinks, r.referring_domains, r.domain_authority, r.snapshots,
-          r.directory_score, r.spam, COALESCE(r.linked_by, '[]'::jsonb), COALESCE(r.tags, '[]'::jsonb), r.blurb,
-          r.source, r.agent_citability, r.citability_score, r.featured_rank, r.availability_checked_at,
-          r.mask_hint, r.word_count, r.tld, r.search_text
-        FROM jsonb_to_recordset(${document}::jsonb) AS ${sql.literal(RECORDSET)}
-        ON CONFLICT (id) DO UPDATE SET
-          domain = EXCLUDED.domain, tier = EXCLUDED.tier, status = EXCLUDED.status,
-          estimated_value_cents = EXCLUDED.estimated_value_cents,
-          published_value_cents = EXCLUDED.published_value_cents, category = EXCLUDED.category,
-          age_years = EXCLUDED.age_years, backlinks = EXCLUDED.backlinks,
-          referring_domains = EXCLUDED.referring_domains, domain_authority = EXCLUDED.domain_authority,
-          snapshots = EXCLUDED.snapshots, directory_score = EXCLUDED.directory_score, spam = EXCLUDED.spam,
-          linked_by = EXCLUDED.linked_by, tags = EXCLUDED.tags, blurb = EXCLUDED.blurb, source = EXCLUDED.source,
-          agent_citability = EXCLUDED.agent_citability, citability_score = EXCLUDED.citability_score,
-          featured_rank = EXCLUDED.featured_rank, availability_checked_at = EXCLUDED.availability_checked_at,
-          mask_hint = EXCLUDED.mask_hint, word_count = EXCLUDED.word_count, tld = EXCLUDED.tld,
-          search_text = EXCLUDED.search_text
-        RETURNING (xmax = 0) AS inserted`
+      const rows = yield* upsertStatement(sql, document)
       const inserted = rows.filter((row) => row.inserted === true).length
       return { inserted, updated: rows.length - inserted + repeats }
     }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.upsert"))
