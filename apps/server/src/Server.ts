@@ -20,7 +20,11 @@ export interface Options {
 const HealthRoute = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
 /** The interactive reference, readable without a key (the document is embedded in the page). */
-const DocsRoute = HttpApiScalar.layer(DropshelfApi, { path: "/docs" })
+const DocsRoute = HttpApiScalar.layer(DropshelfApi, {
+  path: "/docs",
+  // Everything the page needs is inline: no fonts or scripts fetched from elsewhere.
+  scalar: { withDefaultFonts: false, defaultOpenAllTags: true }
+})
 
 /** Every route: the API's nine endpoints, `/healthz` and `/docs`. Needs `Directory` and `RateLimiter`. */
 export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), DocsRoute, HealthRoute).pipe(
