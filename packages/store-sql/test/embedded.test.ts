@@ -1,12 +1,14 @@
 import { AccountStore } from "@dropshelf/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { StoreSql } from "../src/index.ts"
+import { DATABASE_URL } from "./support.ts"
 
 /*
  * The embedded deployment: a persisted PGlite directory that one process at a time may open.
@@ -119,5 +121,42 @@ describe("sql (pglite) embedded data directory", () => {
       const applied = yield* Effect.provide(StoreSql.migrate, open(dataDir))
       assert.deepStrictEqual(applied, ["0001_initial"])
       rmSync(dataDir, { recursive: true, force: true })
+    }))
+
+  it.live("layerFromEnv: no DATABASE_URL means PGlite in DROPSHELF_DATA_DIR", () =>
+    Effect.gen(function*() {
+      const dataDir = freshDir()
+      const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ DATABASE_URL: "", DROPSHELF_DATA_DIR: dataDir }))
+      const driver = yield* Effect.gen(function*() {
+        yield* StoreSql.migrate
+        assert.isTrue(existsSync(join(dataDir, "dropshelf.lock")))
+        return (yield* SqlClient.SqlClient).driver
+      }).pipe(Effect.provide(StoreSql.layerFromEnv.pipe(Layer.fresh, Layer.provide(env))))
+      assert.strictEqual(driver, "pglite")
+      assert.isTrue(existsSync(join(dataDir, "pgdata", "PG_VERSION")))
+      assert.isFalse(existsSync(join(dataDir, "dropshelf.lock")))
+      rmSync(dataDir, { recursive: true, force: true })
+    }))
+
+  it.live.skipIf(DATABASE_URL === undefined)(
+    `layerFromEnv: DATABASE_URL means the server${DATABASE_URL === undefined ? " (skipped: DATABASE_URL not set)" : ""}`,
+    () =>
+      Effect.gen(function*() {
+        const env = ConfigProvider.layer(ConfigProvider.fromEnvRecord({ DATABASE_URL: DATABASE_URL! }))
+        const rows = yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          return yield* sql<{ one: number }>`SELECT 1 AS one`
+        }).pipe(Effect.provide(StoreSql.layerFromEnv.pipe(Layer.fresh, Layer.provide(env))), Effect.orDie)
+        assert.deepStrictEqual(rows, [{ one: 1 }])
+      })
+  )
+
+  it.live("a server that cannot be reached is a one-line StoreOpenError", () =>
+    Effect.gen(function*() {
+      const refused = yield* Effect.flip(
+        Effect.provide(StoreSql.migrate, Layer.fresh(StoreSql.layerServer({ url: "postgres://nobody@127.0.0.1:1/none" })))
+      )
+      assert.strictEqual(refused.reason, "ConnectionFailed")
+      assert.notInclude(refused.message, "\n")
     }))
 })
