@@ -1,0 +1,64 @@
+/**
+ * The since-feed consumer printed in docs/api.md, run as written (plain Node, no build) against
+ * the real server: a first run copies the directory, a second drops what left and picks up
+ * what changed.
+ */
+import { execFile } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Operators } from "@dropshelf/core"
+import { account, addListings, listing, memoryAdapter, type Running, start } from "./harness.ts"
+
+const run = promisify(execFile)
+const guide = readFileSync(new URL("../../../docs/api.md", import.meta.url), "utf8")
+const script = /```js since-feed\.mjs\n([\s\S]*?)```/.exec(guide)?.[1]
+
+describe("docs/api.md since-feed consumer", () => {
+  let server: Running
+  let dir: string
+  beforeAll(async () => {
+    server = await start(memoryAdapter)
+    dir = mkdtempSync(join(tmpdir(), "dropshelf-since-"))
+  })
+  afterAll(async () => {
+    await server.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("is in the guide, and keeps a copy in sync across runs", async () => {
+    expect(script).toBeDefined()
+    const file = join(dir, "since-feed.mjs")
+    writeFileSync(file, script!)
+    const rows = Array.from({ length: 7 }, (_, i) => listing({ domain: `feed-${i}-example.com` }))
+    await addListings(server, rows)
+    const key = await account(server, "business", "feed")
+    const env = { ...process.env, DROPSHELF_URL: server.base, DROPSHELF_KEY: key.secret, DROPSHELF_STATE: join(dir, "copy.json") }
+    const first = await run(process.execPath, [file, "--once"], { env })
+    expect(first.stdout).toContain("7 upserted")
+    const afterFirst = JSON.parse(readFileSync(join(dir, "copy.json"), "utf8"))
+    expect(Object.keys(afterFirst.rows).sort()).toEqual(rows.map((row) => row.id).sort())
+    expect(afterFirst.watermark).toMatch(/Z$/)
+
+    await server.run(Operators.Operators.use((operators) => operators.delist([rows[0]!.id], "sold")))
+    await addListings(server, [{ ...rows[1]!, estimatedValueCents: 300_000 }])
+    const second = await run(process.execPath, [file, "--once"], { env })
+    expect(second.stdout).toContain("1 dropped")
+    const afterSecond = JSON.parse(readFileSync(join(dir, "copy.json"), "utf8"))
+    expect(afterSecond.rows[rows[0]!.id]).toBeUndefined()
+    expect(afterSecond.rows[rows[1]!.id].estimated_value_cents).toBe(300_000)
+    expect(Object.keys(afterSecond.rows)).toHaveLength(6)
+  })
+
+  it("stops with the error envelope's code when the plan has no since feed", async () => {
+    const file = join(dir, "since-feed.mjs")
+    writeFileSync(file, script!)
+    const key = await account(server, "pro", "feed-pro")
+    const state = join(dir, "pro.json")
+    writeFileSync(state, JSON.stringify({ watermark: "2026-01-01T00:00:00.000Z", rows: {} }))
+    const env = { ...process.env, DROPSHELF_URL: server.base, DROPSHELF_KEY: key.secret, DROPSHELF_STATE: state }
+    await expect(run(process.execPath, [file, "--once"], { env })).rejects.toThrow(/402 upgrade_required/)
+  })
+})
