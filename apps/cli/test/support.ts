@@ -1,0 +1,176 @@
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+/*
+ * The CLI as an operator's script sees it: a child process, its stdout, stderr and exit code,
+ * against a fresh embedded data directory, or a fresh database on the server of DATABASE_URL.
+ */
+
+const here = dirname(fileURLToPath(import.meta.url))
+export const repoRoot = resolve(here, "..", "..", "..")
+export const mainScript = join(repoRoot, "apps", "cli", "src", "main.ts")
+export const binScript = join(repoRoot, "apps", "cli", "bin", "dropshelf.js")
+/** The Node 24 the repo pins: the CLI runs on type stripping. */
+export const node24 = join(repoRoot, "node_modules", "node", "bin", "node")
+
+export interface Outcome {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Strips the environment of anything that would point the CLI somewhere else. */
+const baseEnv = (): NodeJS.ProcessEnv => {
+  const env = { ...process.env }
+  for (const name of ["DATABASE_URL", "DROPSHELF_DATA_DIR", "PORT", "HOST", "REDIS_URL"]) delete env[name]
+  return env
+}
+
+export interface Target {
+  readonly name: string
+  readonly env: Record<string, string>
+  readonly embedded: boolean
+  readonly dispose: () => Promise<void>
+}
+
+export const embeddedTarget = (): Target => {
+  const dir = mkdtempSync(join(tmpdir(), "dropshelf-cli-"))
+  return {
+    name: "embedded",
+    embedded: true,
+    env: { DROPSHELF_DATA_DIR: join(dir, "data") },
+    dispose: async () => rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const adminRun = (url: string, statements: ReadonlyArray<string>) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function*() {
+        const sql = yield* PgClient.make({ url: Redacted.make(url), maxConnections: 1 })
+        for (const statement of statements) yield* sql.unsafe(statement)
+      })
+    ).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+  )
+
+/** A database of its own on the server of `adminUrl`, dropped by `dispose`. */
+export const serverTarget = async (adminUrl: string): Promise<Target> => {
+  const name = `dropshelf_cli_${process.pid}_${Date.now().toString(36)}`
+  await adminRun(adminUrl, [`CREATE DATABASE ${name}`])
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    name: "server",
+    embedded: false,
+    env: { DATABASE_URL: url.toString() },
+    dispose: () => adminRun(adminUrl, [`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`])
+  }
+}
+
+export interface RunOptions {
+  readonly env?: Record<string, string>
+  readonly input?: string
+  /** Run through this executable and script instead of Node 24 on src/main.ts (the bin launcher test). */
+  readonly via?: { readonly executable: string; readonly script: string; readonly path?: string }
+}
+
+/** Runs `dropshelf <args>` to completion. */
+export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<Outcome> =>
+  new Promise((resolvePromise, reject) => {
+    const env = { ...baseEnv(), ...options.env }
+    if (options.via?.path !== undefined) env.PATH = options.via.path
+    const child = spawn(options.via?.executable ?? node24, [options.via?.script ?? mainScript, ...args], {
+      cwd: repoRoot,
+      env,
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (code, signal) => resolvePromise({ code, signal, stdout, stderr }))
+    child.stdin.end(options.input ?? "")
+  })
+
+/** Runs a command that must succeed with `--json`, and returns its one JSON document. */
+export const runJson = async (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<any> => {
+  const outcome = await run([...args, "--json"], options)
+  if (outcome.code !== 0) {
+    throw new Error(`dropshelf ${args.join(" ")} exited ${outcome.code}: ${outcome.stderr}`)
+  }
+  return JSON.parse(outcome.stdout)
+}
+
+/** A long-running command (serve, demo), with a way to wait for a line on stderr and to stop it. */
+export interface Running {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>
+  readonly stop: (signal?: NodeJS.Signals) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+export const start = (args: ReadonlyArray<string>, options: RunOptions = {}): Running => {
+  const child = spawn(node24, [mainScript, ...args], {
+    cwd: repoRoot,
+    env: { ...baseEnv(), ...options.env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) =>
+    child.on("close", (code, signal) => resolveExit({ code, signal }))
+  )
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    waitFor: async (pattern, timeoutMs = 60_000) => {
+      const deadline = Date.now() + timeoutMs
+      for (;;) {
+        const match = stderr.match(pattern) ?? stdout.match(pattern)
+        if (match !== null) return match
+        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode} before ${pattern}: ${stderr}`)
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; stderr: ${stderr}`)
+        await new Promise((wake) => setTimeout(wake, 100))
+      }
+    },
+    stop: (signal = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      return exited
+    }
+  }
+}
+
+/** A free TCP port on the loopback interface. */
+export const freePort = async (): Promise<number> => {
+  const { createServer } = await import("node:net")
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolvePort(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+}
+
+/** A failure as the contract wants it: non-zero, nothing on stdout, exactly one line on stderr. */
+export const expectOneLineFailure = (outcome: Outcome, code: number, pattern: RegExp) => {
+  const lines = outcome.stderr.split("\n").filter((line) => line.trim() !== "" && !line.startsWith("npm warn"))
+  if (outcome.code !== code || lines.length !== 1 || !pattern.test(lines[0]!) || outcome.stdout !== "") {
+    throw new Error(
+      `expected exit ${code} with one stderr line matching ${pattern}; got exit ${outcome.code}, stdout ${JSON.stringify(outcome.stdout)}, stderr ${JSON.stringify(outcome.stderr)}`
+    )
+  }
+}
