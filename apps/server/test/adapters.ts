@@ -6,7 +6,8 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { RateLimiter } from "@dropshelf/core"
 import { type Adapter, memoryAdapter, type Ports } from "./harness.ts"
 
@@ -39,6 +40,26 @@ export const cleanupPgliteDirs = () => {
 
 const databaseUrl = process.env.DATABASE_URL?.trim()
 
+/**
+ * A database of its own on the server named by DATABASE_URL, dropped afterwards, so the tests
+ * see only their own rows; where the role may not create databases, the named one as it is.
+ */
+const freshServerDatabase = (sql: StoreSqlModule, adminUrl: string) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const name = `dropshelf_server_test_${process.pid}_${Date.now().toString(36)}`
+    const onAdmin = (statement: string) =>
+      Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(sql.StoreSql.layerServerClient({ url: adminUrl }))
+        yield* Context.get(context, SqlClient.SqlClient).unsafe(statement)
+      }))
+    const created = yield* Effect.result(onAdmin(`CREATE DATABASE ${name}`))
+    if (created._tag === "Failure") return sql.StoreSql.layerServerClient({ url: adminUrl })
+    yield* Effect.addFinalizer(() => Effect.ignore(onAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
+    const url = new URL(adminUrl)
+    url.pathname = `/${name}`
+    return sql.StoreSql.layerServerClient({ url: url.toString() })
+  }))
+
 export const adapters: ReadonlyArray<Adapter> = [
   memoryAdapter,
   sqlAdapter("sql-pglite", (sql) => {
@@ -48,7 +69,7 @@ export const adapters: ReadonlyArray<Adapter> = [
   }),
   sqlAdapter(
     "sql-server",
-    (sql) => sql.StoreSql.layerServerClient({ url: databaseUrl! }),
+    (sql) => freshServerDatabase(sql, databaseUrl!),
     databaseUrl === undefined || databaseUrl === "" ? "DATABASE_URL is not set" : undefined
   )
 ]
