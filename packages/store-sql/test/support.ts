@@ -15,6 +15,10 @@ import { StoreSql } from "../src/index.ts"
 
 export const DATABASE_URL = process.env.DATABASE_URL?.trim() || undefined
 
+if (DATABASE_URL === undefined) {
+  console.info("store-sql: the server (PostgreSQL) suites are skipped: DATABASE_URL not set")
+}
+
 const unique = () => `${process.pid}_${Date.now().toString(36)}_${Math.floor(Math.random() * 1e6).toString(36)}`
 
 let schemaCounter = 0
