@@ -5,7 +5,7 @@ import { Deferred, Effect, Exit, Fiber, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as SqlListingStore from "../src/SqlListingStore.ts"
 import { StoreSql } from "../src/index.ts"
-import { DATABASE_URL, serverClient, serverClientIn, serverDatabase } from "./support.ts"
+import { closePglite, DATABASE_URL, pgliteStores, serverClient, serverClientIn, serverDatabase } from "./support.ts"
 
 /*
  * The guarantees that need the database's own atomicity, checked with real parallel
@@ -15,17 +15,8 @@ import { DATABASE_URL, serverClient, serverClientIn, serverDatabase } from "./su
 const T0 = Date.UTC(2026, 5, 1, 12)
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(8 - prefix.length, "0")}`)
 
-describe.skipIf(DATABASE_URL === undefined)(
-  `sql (server) concurrency${DATABASE_URL === undefined ? " (skipped: DATABASE_URL not set)" : ""}`,
-  () => {
-    let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
-    beforeAll(async () => {
-      database = await serverDatabase(DATABASE_URL!)
-    })
-    afterAll(async () => {
-      await database?.drop()
-    })
-    const layer = () => StoreSql.layerStores.pipe(Layer.provideMerge(serverClient(() => database!.url, 40)))
+/** The races every deployment must win, run against `layer` (built fresh for each test). */
+const races = (layer: () => Layer.Layer<StoreSql.Services>) => {
     const run = <A, E>(effect: Effect.Effect<A, E, StoreSql.Services>) => Effect.provide(effect, layer())
 
     it.live("200 concurrent charged reveals with one unit left charge exactly one", () =>
@@ -132,6 +123,26 @@ describe.skipIf(DATABASE_URL === undefined)(
         )
         assert.strictEqual(exits.filter(Exit.isSuccess).length, 2)
       })))
+
+}
+
+// PGlite has one backend: the races still run, serialised by the client's single permit.
+describe("sql (pglite) concurrency", () => {
+  afterAll(closePglite)
+  races(() => pgliteStores)
+})
+
+describe.skipIf(DATABASE_URL === undefined)(
+  `sql (server) concurrency${DATABASE_URL === undefined ? " (skipped: DATABASE_URL not set)" : ""}`,
+  () => {
+    let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
+    beforeAll(async () => {
+      database = await serverDatabase(DATABASE_URL!)
+    })
+    afterAll(async () => {
+      await database?.drop()
+    })
+    races(() => StoreSql.layerStores.pipe(Layer.provideMerge(serverClient(() => database!.url, 40))))
 
     it.live("a slow writer's row is not lost: synced_at never passes an open writer's start", () =>
       Effect.gen(function*() {
