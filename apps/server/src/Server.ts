@@ -39,7 +39,13 @@ export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), DocsRou
 export const layer = (
   options: Options
 ): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Directory.Directory | RateLimiter.RateLimiter> =>
-  Layer.unwrap(Effect.map(HttpRouter.toHttpEffect(routes), (app) => HttpServer.serve(boundary(app)))).pipe(
+  Layer.unwrap(
+    Effect.map(
+      // Paths are case-sensitive, like the listing ids in them.
+      HttpRouter.toHttpEffect(routes).pipe(Effect.provideService(HttpRouter.RouterConfig, { caseSensitive: true })),
+      (app) => HttpServer.serve(boundary(app))
+    )
+  ).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, {
       port: options.port,
       host: options.host ?? "127.0.0.1",

@@ -112,6 +112,18 @@ for (const adapter of adapters) {
         }
       })
 
+      it("HEAD answers wherever GET does; paths are case-sensitive", async () => {
+        const key = await account(server, "pro", "head")
+        const head = await call(server, "HEAD", "/api/v1/me", { key: key.secret })
+        expect(head.status).toBe(200)
+        expect(head.text).toBe("")
+        expect(head.headers.get("x-ratelimit-limit")).toBe("60")
+        expect((await call(server, "HEAD", "/healthz")).status).toBe(200)
+        const upper = await call(server, "GET", "/API/V1/ME", { key: key.secret })
+        expect(upper.status).toBe(404)
+        expectEnvelope(upper.body, "not_found")
+      })
+
       it("OPTIONS answers the preflight without a key", async () => {
         for (const [path, allow] of Object.values(PATHS)) {
           const response = await call(server, "OPTIONS", path, {
@@ -692,7 +704,7 @@ for (const adapter of adapters) {
           const pathname = exchange.path.split("?")[0]!
           if (!pathname.startsWith("/api/v1/")) continue
           const method = exchange.method.toLowerCase()
-          if (method === "options") continue
+          if (method === "options" || method === "head") continue
           const match = templates.find(({ pattern }) => pattern.test(pathname))
           if (match === undefined) continue
           const operation = spec.paths[match.template][method]

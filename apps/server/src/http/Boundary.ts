@@ -49,8 +49,11 @@ const knownPaths: ReadonlyArray<KnownPath> = (() => {
   })
 })()
 
-export const matchPath = (pathname: string): KnownPath | undefined =>
-  knownPaths.find((known) => known.pattern.test(pathname))
+/** Matches as the router does: duplicate slashes and one trailing slash are ignored; case is not. */
+export const matchPath = (pathname: string): KnownPath | undefined => {
+  const normalized = pathname.replace(/\/{2,}/g, "/")
+  return knownPaths.find((known) => known.pattern.test(normalized))
+}
 
 /** One structured line per request; replaceable so tests can read what would be written. */
 export class RequestLog extends Context.Reference<(line: Record<string, unknown>) => void>(
@@ -94,7 +97,7 @@ const pointedParameter = (issue: SchemaIssue.Issue): string | undefined => {
 
 /** A request part the framework could not decode, answered as `invalid_request` naming the part. */
 const undecodable = (error: HttpApiError.HttpApiSchemaError, request: HttpServerRequest.HttpServerRequest) => {
-  if (error.kind === "Query" && pathnameOf(request.url).replace(/\/$/, "") === `${API_PREFIX}/domains`) {
+  if (error.kind === "Query" && matchPath(pathnameOf(request.url))?.template === `${API_PREFIX}/domains`) {
     // The core is the one reader of list parameters: its refusal names the parameter and what it accepts.
     const query: Record<string, string | Array<string>> = {}
     for (const [name, value] of new URL(request.url, "http://local").searchParams) {
