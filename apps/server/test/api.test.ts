@@ -596,6 +596,21 @@ for (const adapter of adapters) {
         expect(response.headers.get("content-type")).toContain("application/json")
         expect(response.body.error.parameter).toBe("body")
         expect(response.headers.get("access-control-allow-origin")).toBe("*")
+        const chunk = new TextEncoder().encode("x".repeat(1024))
+        const stream = new ReadableStream({
+          start(controller) {
+            for (let i = 0; i < 40; i++) controller.enqueue(chunk)
+            controller.close()
+          }
+        })
+        const chunked = await fetch(`${server.base}/api/v1/holds/whatever`, {
+          method: "DELETE",
+          headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
+          body: stream,
+          duplex: "half"
+        } as RequestInit)
+        expect(chunked.status).toBe(413)
+        expect(((await chunked.json()) as any).error.parameter).toBe("body")
       })
 
       it("counts every keyed request, refused or not, and answers 429 rate_limited with Retry-After", async () => {
