@@ -2,6 +2,8 @@ import { Effect } from "effect"
 import { Errors, Time } from "@dropshelf/core"
 import {
   ForbiddenError,
+  type HoldCode,
+  type RevealCode,
   InvalidRequestError,
   NotFoundError,
   UnauthorizedError,
@@ -55,8 +57,12 @@ type Row<K extends DomainError["_tag"]> = (error: Extract<DomainError, { readonl
 
 const iso = Time.toIso
 
-const token = (operation: Operation, code: string) =>
-  operation === "reveal" ? { reveal_code: code as any } : operation === "hold" ? { hold_code: code as any } : {}
+/** The token field for codes both tables share, on whichever table the operation uses. */
+const token = (
+  operation: Operation,
+  code: RevealCode & HoldCode
+): { readonly reveal_code?: RevealCode; readonly hold_code?: HoldCode } =>
+  operation === "reveal" ? { reveal_code: code } : operation === "hold" ? { hold_code: code } : {}
 
 const TABLE: { readonly [K in DomainError["_tag"]]: Row<K> } = {
   InvalidRequest: (e) =>
