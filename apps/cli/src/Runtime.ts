@@ -1,4 +1,5 @@
 import { type AvailabilityCheck, Cursor, Directory, type ListingStore, Operators, RateLimiter } from "@dropshelf/core"
+import { RateLimitRedis } from "@dropshelf/ratelimit-redis"
 import { StoreSql } from "@dropshelf/store-sql"
 import { Config, Effect, Layer } from "effect"
 import { Digest, Mac, SecureRandom } from "effect/crypto"
@@ -70,11 +71,12 @@ export const operatorLayer = (config: DropshelfConfig): Layer.Layer<OperatorServ
   )
 
 /**
- * Per-key rate-limit counters: in this process. REDIS_URL (shared counters across instances) is
- * not wired yet; `serve` says so on stderr when it is set.
+ * Per-key rate-limit counters: in Redis when REDIS_URL is set, so instances behind one load
+ * balancer share one counter per key (falling back to this process while Redis is unreachable);
+ * in this process otherwise.
  */
-export const rateLimiterLayer = (_config: DropshelfConfig): Layer.Layer<RateLimiter.RateLimiter> =>
-  RateLimiter.layerInProcess
+export const rateLimiterLayer = (config: DropshelfConfig): Layer.Layer<RateLimiter.RateLimiter> =>
+  config.redisUrl !== undefined ? RateLimitRedis.layer(config.redisUrl) : RateLimiter.layerInProcess
 
 /** What the API server runs against: the directory and operator use cases, rate limits, migrated storage. */
 export type ServerServices =

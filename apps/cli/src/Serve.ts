@@ -18,13 +18,11 @@ export const serve = <E = never>(
 ) =>
   Effect.gen(function*() {
     yield* before
-    if (config.redisUrl !== undefined) {
-      yield* note("REDIS_URL is set, but shared rate-limit counters are not wired yet: counting in this process.")
-    }
     const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host }))
     stopsOnSignal.gracefully = true
     const address = Context.get(server, HttpServer.HttpServer).address
-    yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)} (Ctrl-C to stop)`)
+    const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
+    yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
     return yield* Effect.never
   }).pipe(
     Effect.scoped,
