@@ -552,6 +552,22 @@ for (const adapter of adapters) {
         expect(registered.body.hold.state).toBe("registered")
       })
 
+      it("a downgrade to a plan without holds refuses the extension with HOLDS_REQUIRE_PRO; ending still works", async () => {
+        const pro = await account(server, "pro", "downgrade")
+        const id = ids.regular[8]!
+        await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: pro.secret })
+        const held = await call(server, "POST", `/api/v1/domains/${id}/hold`, { key: pro.secret })
+        expect(held.status).toBe(200)
+        await server.run(Operators.Operators.use((operators) => operators.setPlan(pro.accountId, "free")))
+        const extend = await call(server, "POST", `/api/v1/holds/${held.body.hold.id}/extend`, { key: pro.secret })
+        expect(extend.status).toBe(402)
+        expectEnvelope(extend.body, "upgrade_required")
+        expect(extend.body.error.hold_code).toBe("HOLDS_REQUIRE_PRO")
+        const ended = await call(server, "DELETE", `/api/v1/holds/${held.body.hold.id}`, { key: pro.secret })
+        expect(ended.status).toBe(200)
+        expect(ended.body.holds.plan).toBe("free")
+      })
+
       it("refuses HOLDS_REQUIRE_PRO, HELD_BY_OTHER, HOLD_CAP_REACHED and NOT_FOUND", async () => {
         const free = await account(server, "free", "holds-free")
         await call(server, "POST", `/api/v1/domains/${ids.open}/reveal`, { key: free.secret })
