@@ -22,7 +22,8 @@ const secret = new Uint8Array(32).fill(7)
 const otherSecret = new Uint8Array(32).fill(8)
 
 const listingId = fc.stringMatching(/^[A-Za-z0-9]{8}$/).map((id) => id as Ids.ListingId)
-const instant = fc.integer({ min: 0, max: Date.UTC(9999, 11, 31) })
+// Negative instants too: an import may carry a discovered_at before 1970.
+const instant = fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(9999, 11, 31) })
 const position: fc.Arbitrary<Cursor.CursorPosition> = fc.oneof(
   listingId.map((id) => ({ order: "id" as const, id })),
   fc.tuple(instant, listingId).map(([discoveredAt, id]) => ({ order: "latest" as const, discoveredAt, id }))

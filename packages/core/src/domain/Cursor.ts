@@ -27,7 +27,7 @@ const serialize = (position: CursorPosition): string =>
 const deserialize = (text: string): CursorPosition | undefined => {
   const parts = text.split(":")
   if (parts[0] === "i" && parts.length === 2 && isListingId(parts[1]!)) return { order: "id", id: parts[1] }
-  if (parts[0] === "l" && parts.length === 3 && /^\d+$/.test(parts[1]!) && isListingId(parts[2]!)) {
+  if (parts[0] === "l" && parts.length === 3 && /^-?\d+$/.test(parts[1]!) && isListingId(parts[2]!)) {
     return { order: "latest", discoveredAt: Number(parts[1]), id: parts[2] }
   }
   return undefined

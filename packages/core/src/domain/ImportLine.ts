@@ -1,4 +1,4 @@
-import { Result, Schema } from "effect"
+import { Predicate, Result, Schema } from "effect"
 import { Spam, Tier } from "./Listing.ts"
 import { listingIdFromBytes, type ListingId } from "./Ids.ts"
 import { isRegistrable, maskHint, wordCount } from "./Masking.ts"
@@ -13,20 +13,20 @@ const IsoInstant = Schema.String.check(
 )
 const domainShape = /^(?=.{3,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/
 const RegistrableName = Schema.String.check(
-  Schema.isPattern(domainShape, { description: "a domain name in lower case" }),
+  Schema.isPattern(domainShape, { message: "expected a domain name in lower case (a-z, 0-9, hyphens, dots)" }),
   Schema.makeFilter((text: string) =>
     isRegistrable(text) || "a registrable name: one label under a public suffix, not a subdomain or a bare suffix")
 )
 
 /** One NDJSON line of `dropshelf import`: exact figures in; the API publishes bands only. */
 export const ImportLine = Schema.Struct({
-  id: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9]{8}$/, { description: "8 characters of [A-Za-z0-9]" }))),
+  id: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9]{8}$/, { message: "expected 8 characters of A-Z, a-z, 0-9" }))),
   domain: RegistrableName,
   tier: Tier,
   status: Schema.optionalKey(Schema.Literals(["active", "draft", "blocked"])),
   discovered_at: Schema.optionalKey(IsoInstant),
   estimated_value_cents: Schema.optionalKey(NonNegativeInt),
-  category: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, { description: "a category code" })))),
+  category: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, { message: "expected a category code of letters, digits and _ . : -" })))),
   age_years: Schema.optionalKey(Count),
   backlinks: Schema.optionalKey(Count),
   referring_domains: Schema.optionalKey(Count),
@@ -37,7 +37,7 @@ export const ImportLine = Schema.Struct({
   linked_by: Schema.optionalKey(Schema.Array(Schema.String)),
   tags: Schema.optionalKey(Schema.Array(Schema.String)),
   blurb: Schema.optionalKey(Schema.String),
-  source: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, { description: "a source code" }))),
+  source: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, { message: "expected a source code of letters, digits and _ . : -" }))),
   agent_citability: Schema.optionalKey(Schema.NullOr(Schema.Struct({ score: NonNegativeInt, sources: Schema.Array(Schema.Unknown) }))),
   featured_rank: Schema.optionalKey(Schema.NullOr(Schema.Int)),
   availability_checked_at: Schema.optionalKey(IsoInstant)
@@ -45,6 +45,13 @@ export const ImportLine = Schema.Struct({
 export type ImportLine = typeof ImportLine.Type
 
 const decodeLine = Schema.decodeUnknownResult(ImportLine, { onExcessProperty: "error" })
+
+const containsNul = (value: unknown): boolean => {
+  if (typeof value === "string") return value.includes("\u0000")
+  if (Array.isArray(value)) return value.some(containsNul)
+  if (Predicate.isObject(value)) return Object.entries(value).some(([key, item]) => key.includes("\u0000") || containsNul(item))
+  return false
+}
 
 /**
  * Turns one parsed NDJSON value into a listing to upsert, or a one-line reason.
@@ -55,6 +62,8 @@ export const importLineToInput = (
   now: Instant,
   randomId: () => Uint8Array
 ): Result.Result<ListingInput, string> => {
+  // Postgres cannot store U+0000 in text or jsonb; refusing the line keeps the rest of its batch.
+  if (containsNul(value)) return Result.fail("strings may not contain the NUL character (\\u0000)")
   const decoded = decodeLine(value)
   if (Result.isFailure(decoded)) return Result.fail(decoded.failure.message.replace(/\s+/g, " "))
   const line = decoded.success

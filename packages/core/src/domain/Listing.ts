@@ -23,7 +23,11 @@ export interface AgentCitability {
   readonly sources: ReadonlyArray<unknown>
 }
 
-/** A listing as the directory stores it: exact figures, never published as such. */
+/**
+ * A listing as the directory stores it: exact figures, never published as such. Every count,
+ * score, rank and amount of cents is a whole number (imports are decoded as integers and the
+ * SQL adapter stores integers).
+ */
 export interface ListingRecord {
   readonly id: ListingId
   readonly domain: string
