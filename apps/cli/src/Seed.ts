@@ -1,5 +1,5 @@
-import { type ImportLine, ImportLine as ImportLines, Time } from "@dropshelf/core"
-import { Clock, Effect, Stream } from "effect"
+import { type ImportLine, ImportLine as ImportLines, type ListingStore, Time } from "@dropshelf/core"
+import { Clock, Effect, Result, Stream } from "effect"
 import { createRequire } from "node:module"
 import { upsertLines } from "./Import.ts"
 import type { Progress } from "./Progress.ts"
@@ -168,11 +168,23 @@ export const seedLine = (random: Random, now: number): ImportLine.ImportLine => 
   return line
 }
 
+/** A synthetic line and the listing it decodes to through the import path. */
+export interface SeedEntry {
+  readonly line: ImportLine.ImportLine
+  readonly input: ListingStore.ListingInput
+}
+
+const noRandomIds = (): Uint8Array => {
+  throw new Error("every seed line carries its id")
+}
+
 /**
- * The first `count` lines of the directory for `seed`, one by one. Names are unique within a
- * run (a repeat draws again), so the set of names seen is the only thing kept in memory.
+ * The first `count` entries of the directory for `seed`, one by one. Each line goes through
+ * `importLineToInput` like an imported one; the rare line it refuses (a one-word label that is
+ * itself a public suffix, such as `net.io`) is drawn again, as is a repeated name or id, so the
+ * names and ids seen are the only thing kept in memory.
  */
-export const seedLines = (count: number, seed: number, now: number): Iterable<ImportLine.ImportLine> => ({
+export const seedEntries = (count: number, seed: number, now: number): Iterable<SeedEntry> => ({
   *[Symbol.iterator]() {
     const random = prng(seed)
     const domains = new Set<string>()
@@ -181,22 +193,28 @@ export const seedLines = (count: number, seed: number, now: number): Iterable<Im
       const line = seedLine(random, now)
       const id = line.id!
       if (domains.has(line.domain) || ids.has(id)) continue
+      const decoded = ImportLines.importLineToInput(line, now, noRandomIds)
+      if (Result.isFailure(decoded)) continue
       domains.add(line.domain)
       ids.add(id)
       produced++
-      yield line
+      yield { line, input: decoded.success }
     }
   }
 })
 
-/** `dropshelf seed --listings n [--seed s]`: upserts the synthetic lines through the import path. */
+/** The lines alone, as `dropshelf import` would read them. */
+export const seedLines = (count: number, seed: number, now: number): Iterable<ImportLine.ImportLine> => ({
+  *[Symbol.iterator]() {
+    for (const entry of seedEntries(count, seed, now)) yield entry.line
+  }
+})
+
+/** `dropshelf seed --listings n [--seed s]`: upserts the synthetic listings in batches. */
 export const seed = Effect.fnUntraced(function*(count: number, seedValue: number, progress: Progress) {
   const now = yield* Clock.currentTimeMillis
-  const noRandomIds = () => {
-    throw new Error("every seed line carries its id")
-  }
-  const report = yield* upsertLines(Stream.fromIterable(seedLines(count, seedValue, now)), {
-    decode: (line) => ImportLines.importLineToInput(line, now, noRandomIds),
+  const report = yield* upsertLines(Stream.fromIterable(seedEntries(count, seedValue, now)), {
+    decode: (entry) => Result.succeed(entry.input),
     onBatch: (done) => progress.update(done, count, "listings")
   })
   progress.finish()
