@@ -81,17 +81,11 @@ const pointedParameter = (issue: SchemaIssue.Issue): string | undefined => {
         if (found !== undefined) return found
       }
       return undefined
-    case "MissingKey":
-    case "UnexpectedKey":
-    case "InvalidType":
-    case "InvalidValue":
-    case "Forbidden":
-    case "OneOf":
     case "Filter":
     case "Encoding":
-      return "issue" in issue && issue.issue !== undefined && typeof issue.issue === "object"
-        ? pointedParameter(issue.issue as SchemaIssue.Issue)
-        : undefined
+      return pointedParameter(issue.issue)
+    default:
+      return undefined
   }
 }
 
