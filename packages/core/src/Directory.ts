@@ -7,6 +7,7 @@ import {
   type EndError,
   type ExtendError,
   type HoldError,
+  HeldByOther,
   HoldNotFound,
   HoldsRequirePro,
   InvalidRequest,
@@ -96,8 +97,10 @@ export class Directory extends Context.Service<Directory, {
         }
         if (!isWellFormedKey(secret)) return yield* new Unauthorized({ message: "The API key is malformed" })
         const found = yield* keys.findByDigest(yield* digest(secret))
-        if (found === undefined) return yield* new Unauthorized({ message: "The API key is not known" })
-        if (found.key.revokedAt !== null) return yield* new Unauthorized({ message: "The API key has been revoked" })
+        // One answer for unknown and revoked keys: a dead key should not tell whether it ever lived.
+        if (found === undefined || found.key.revokedAt !== null) {
+          return yield* new Unauthorized({ message: "The API key is not known or has been revoked" })
+        }
         const now = yield* Clock.currentTimeMillis
         if (found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS) {
           yield* keys.touch(found.key.id, now)
@@ -296,6 +299,12 @@ export class Directory extends Context.Service<Directory, {
         const now = yield* Clock.currentTimeMillis
         const listing = yield* findVisible(caller, id, now)
         if (caller.plan.concurrentHolds === 0) return yield* new HoldsRequirePro()
+        // Another account's hold is reported first, with when it ends, even to an account that has
+        // not revealed: it could not reveal while the hold runs, and needs to know when to retry.
+        const running = (yield* holdStore.runningOn([listing.id], now)).get(listing.id)
+        if (running !== undefined && running.accountId !== caller.accountId) {
+          return yield* new HeldByOther({ expiresAt: running.expiresAt })
+        }
         const revealed = yield* reveals.find(caller.accountId, listing.id)
         if (revealed === undefined) return yield* new RevealRequired()
         const { hold } = yield* holdStore.acquire({ accountId: caller.accountId, listingId: listing.id, plan: caller.plan, now })

@@ -25,7 +25,7 @@ describe("Directory: authentication", () => {
       }
       yield* operators.revokeKey(caller.key.prefix)
       const revoked = yield* Effect.flip(directory.authenticate(secret))
-      assert.strictEqual(revoked.message, "The API key has been revoked")
+      assert.strictEqual(revoked.message, "The API key is not known or has been revoked")
     })))
 
   it.effect("resolves the plan on every call: an upgrade or a lapse needs no new key", () =>
@@ -254,6 +254,8 @@ describe("Directory: holds", () => {
       assert.strictEqual(theirs.hold_expires_at, held.hold.expires_at)
       const refused = yield* Effect.flip(directory.reveal(later, "CONTEST1"))
       assert.deepStrictEqual(refused, new Errors.HeldByOther({ expiresAt: T0 + 48 * HOUR }))
+      const unrevealed = yield* Effect.flip(directory.hold(later, "CONTEST1"))
+      assert.deepStrictEqual(unrevealed, new Errors.HeldByOther({ expiresAt: T0 + 48 * HOUR }))
       const reopened = yield* directory.reveal(earlier, "CONTEST1")
       assert.strictEqual(reopened.domain, null)
       const taken = yield* Effect.flip(directory.hold(earlier, "CONTEST1"))

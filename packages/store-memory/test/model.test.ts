@@ -88,9 +88,10 @@ const modelReveal = (model: Model, account: number, listingId: string): string =
 const modelHold = (model: Model, account: number, listingId: string): string | ModelHold => {
   const plan = planOf(account)
   if (plan.concurrentHolds === 0) return "HoldsRequirePro"
-  if (!model.revealed[account]!.has(listingId)) return "RevealRequired"
   const current = model.holds.find((hold) => hold.listing === listingId && running(hold, model.now))
-  if (current !== undefined) return current.account === account ? current : "HeldByOther"
+  if (current !== undefined && current.account !== account) return "HeldByOther"
+  if (!model.revealed[account]!.has(listingId)) return "RevealRequired"
+  if (current !== undefined) return current
   if (model.holds.filter((hold) => hold.account === account && running(hold, model.now)).length >= plan.concurrentHolds) {
     return "HoldCapReached"
   }
