@@ -7,6 +7,7 @@ import type { Directory, RateLimiter } from "@dropshelf/core"
 import { DropshelfApi } from "./api/Api.ts"
 import { boundary } from "./http/Boundary.ts"
 import { HandlersLive } from "./http/Handlers.ts"
+import { McpRoute } from "./mcp/McpRoute.ts"
 
 export interface Options {
   readonly port: number
@@ -26,8 +27,8 @@ const DocsRoute = HttpApiScalar.layer(DropshelfApi, {
   scalar: { withDefaultFonts: false, defaultOpenAllTags: true }
 })
 
-/** Every route: the API's nine endpoints, `/healthz` and `/docs`. Needs `Directory` and `RateLimiter`. */
-export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), DocsRoute, HealthRoute).pipe(
+/** Every route: the API's nine endpoints, `/mcp` (the same operations as tools), `/healthz` and `/docs`. Needs `Directory` and `RateLimiter`. */
+export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute, HealthRoute).pipe(
   Layer.provide(HandlersLive)
 )
 

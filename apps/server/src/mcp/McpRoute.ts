@@ -1,0 +1,190 @@
+import { Server as McpSdkServer } from "@modelcontextprotocol/sdk/server/index.js"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import { CallToolRequestSchema, type CallToolResult, ErrorCode as JsonRpcError, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Clock, type Context, Effect, Exit, Layer, Result, Schema } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Directory, RateLimiter } from "@dropshelf/core"
+import { API_VERSION } from "../api/Api.ts"
+import type { ErrorFields } from "../api/ApiErrors.ts"
+import { rateLimitHeaders } from "../http/ApiKeyAuth.ts"
+import { errorResponse, RequestLog, WWW_AUTHENTICATE } from "../http/Boundary.ts"
+import { toApiError } from "../http/ErrorMapping.ts"
+import { TOOLS, type ToolDefinition } from "./Tools.ts"
+
+/*
+ * The MCP endpoint: Streamable HTTP at `/mcp`, stateless (no session; every POST stands
+ * alone, so any instance behind a load balancer can answer it). Each POST is authenticated
+ * with the same Bearer keys as the REST API and counted once against the same per-key
+ * `RateLimiter` window, before the MCP SDK sees it. Tool refusals are tool results with
+ * `isError: true` carrying the REST error envelope, built by the same error table.
+ */
+
+export const MCP_PATH = "/mcp"
+const ALLOW = "POST, OPTIONS"
+
+const INSTRUCTIONS =
+  "dropshelf is a directory of expired and dropped domain names that still have backlinks. Search with search_listings, " +
+  "read one with get_listing, reveal a masked name with reveal_listing (the only tool that spends from the monthly allowance), " +
+  "reserve it inside the service with hold_listing (this does not register the name). A refused call is a result with isError " +
+  "whose structuredContent is {error: {code, message, ...}}: branch on reveal_code / hold_code, wait for resets_at / expires_at / " +
+  "available_at, and after rate_limited retry after retry_after seconds. Tool calls and REST requests share one per-minute limit per key."
+
+const TOOL_BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]))
+
+const toolListing = (tool: ToolDefinition) => ({
+  name: tool.name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: tool.inputSchema,
+  outputSchema: tool.outputSchema,
+  annotations: tool.annotations
+})
+
+const succeeded = (value: unknown): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value) }],
+  structuredContent: value as Record<string, unknown>
+})
+
+/** A refusal as a tool result: the REST envelope in `structuredContent` and as text. */
+export const refused = (fields: ErrorFields & { readonly retry_after?: number }): CallToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: JSON.stringify({ error: fields }) }],
+  structuredContent: { error: fields }
+})
+
+const bearerOf = (authorization: string | undefined): string | undefined => {
+  const match = authorization === undefined ? null : /^bearer\s+(\S+)\s*$/i.exec(authorization.trim())
+  return match?.[1]
+}
+
+/** Whether a JSON-RPC body is a (single) `tools/call` request: over the limit, it is answered as a tool result. */
+const isToolCall = (body: unknown): boolean =>
+  typeof body === "object" && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === "tools/call"
+
+const FORWARDED_HEADERS = ["accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id"]
+
+interface CallContext {
+  readonly directory: Directory.Directory["Service"]
+  readonly caller: Directory.Caller
+  readonly rate: RateLimiter.RateDecision
+  readonly retryAfter: number
+  readonly context: Context.Context<never>
+  readonly log: (line: Record<string, unknown>) => void
+}
+
+const callTool = async (call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
+  const tool = TOOL_BY_NAME.get(name)
+  if (tool === undefined) {
+    throw new McpError(JsonRpcError.InvalidParams, `Unknown tool ${JSON.stringify(name)}; tools: ${TOOLS.map((t) => t.name).join(", ")}`)
+  }
+  if (!call.rate.allowed) {
+    return refused({
+      code: "rate_limited",
+      message: `This key is over its ${call.rate.limit} requests per minute (REST and tool calls together); retry after ${call.retryAfter} s`,
+      retry_after: call.retryAfter
+    })
+  }
+  const exit = await Effect.runPromiseExitWith(call.context)(
+    tool.run(call.directory, call.caller, call.rate, args).pipe(
+      Effect.flatMap((value) =>
+        Effect.orDie(Schema.encodeUnknownEffect(tool.success)(value) as Effect.Effect<unknown, Schema.SchemaError>)),
+      Effect.map(succeeded),
+      Effect.catch((error) => Effect.succeed(refused(toApiError(error, tool.operation).error)))
+    )
+  )
+  if (Exit.isSuccess(exit)) return exit.value
+  call.log({
+    time: new Date().toISOString(),
+    level: "error",
+    path: MCP_PATH,
+    tool: tool.name,
+    fault: Cause.pretty(exit.cause)
+  })
+  return refused({
+    code: "server_error",
+    message: "The service failed; retry with backoff",
+    ...(tool.operation === "reveal" ? { reveal_code: "REVEAL_FAILED" as const } : {})
+  })
+}
+
+/** One MCP exchange on a fresh SDK server and stateless transport, closed once the answer is ready. */
+const exchange = async (call: CallContext, url: string, headers: Record<string, string>, body: string, parsed: unknown) => {
+  const server = new McpSdkServer(
+    { name: "dropshelf", title: "dropshelf — expired-domain directory", version: API_VERSION },
+    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS }
+  )
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(toolListing) }))
+  server.setRequestHandler(CallToolRequestSchema, (request) =>
+    callTool(call, request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>))
+  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
+  await server.connect(transport)
+  try {
+    const request = new Request(url, { method: "POST", headers, body })
+    return await transport.handleRequest(request, parsed === undefined ? {} : { parsedBody: parsed })
+  } finally {
+    await transport.close()
+    await server.close()
+  }
+}
+
+const preflight = () =>
+  HttpServerResponse.empty({
+    status: 204,
+    headers: {
+      allow: ALLOW,
+      "access-control-allow-methods": ALLOW,
+      "access-control-allow-headers": "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID",
+      "access-control-max-age": "600"
+    }
+  })
+
+const handle = (directory: Directory.Directory["Service"], limiter: RateLimiter.RateLimiter["Service"]) =>
+  Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+    const method = request.method.toUpperCase()
+    if (method === "OPTIONS") return preflight()
+    if (method !== "POST") {
+      // Stateless: no server-initiated stream (GET) and no session to delete (DELETE).
+      return errorResponse(405, { code: "method_not_allowed", message: `${MCP_PATH} accepts ${ALLOW}` }, { allow: ALLOW })
+    }
+    const authenticated = yield* Effect.result(directory.authenticate(bearerOf(request.headers.authorization)))
+    if (Result.isFailure(authenticated)) {
+      return errorResponse(401, toApiError(authenticated.failure, "read").error, { "www-authenticate": WWW_AUTHENTICATE })
+    }
+    const caller = authenticated.success
+    // One count per POST, whatever it carries, in the same window as the key's REST requests.
+    const rate = yield* limiter.hit(caller.key.id, caller.plan.requestsPerMinute)
+    const now = yield* Clock.currentTimeMillis
+    const headers = rateLimitHeaders(rate, now)
+    const retryAfter = Math.max(1, Math.ceil((rate.resetAt - now) / 1000))
+    const body = yield* request.text
+    let parsed: unknown = undefined
+    try {
+      parsed = JSON.parse(body)
+    } catch {
+      // Left to the SDK, which answers a JSON-RPC parse error.
+    }
+    if (!rate.allowed && !isToolCall(parsed)) {
+      return errorResponse(429, {
+        code: "rate_limited",
+        message: `This key is over its ${rate.limit} requests per minute (REST and tool calls together); retry after ${retryAfter} s`
+      }, headers)
+    }
+    const forwarded: Record<string, string> = {}
+    for (const name of FORWARDED_HEADERS) {
+      const value = request.headers[name]
+      if (value !== undefined) forwarded[name] = value
+    }
+    const context = yield* Effect.context<never>()
+    const log = yield* RequestLog
+    const response = yield* Effect.promise(() =>
+      exchange({ directory, caller, rate, retryAfter, context, log }, `http://localhost${request.url}`, forwarded, body, parsed)
+    )
+    return HttpServerResponse.setHeaders(HttpServerResponse.fromWeb(response), headers)
+  })
+
+/** The `/mcp` route; needs `Directory` and `RateLimiter`, the same instances the REST routes use. */
+export const McpRoute = Layer.unwrap(Effect.gen(function*() {
+  const directory = yield* Directory.Directory
+  const limiter = yield* RateLimiter.RateLimiter
+  return HttpRouter.add("*", MCP_PATH, handle(directory, limiter))
+}))

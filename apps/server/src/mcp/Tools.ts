@@ -1,0 +1,264 @@
+import { Effect, Schema } from "effect"
+import { type Directory, Errors, Hold, Listing, ListQuery, Me, type RateLimiter } from "@dropshelf/core"
+import { ListQueryParams } from "../api/Api.ts"
+import { ErrorCode, HoldCode, RevealCode } from "../api/ApiErrors.ts"
+import type { DomainError, Operation } from "../http/ErrorMapping.ts"
+
+/*
+ * The MCP tools: one per REST operation, each a call to the core's `Directory`, so the
+ * validation, the disclosure rules and the refusals are the REST API's own. Input and output
+ * schemas are JSON Schema generated from the same Effect schemas the REST contract uses.
+ */
+
+export type JsonSchema = { readonly type: "object"; readonly [key: string]: unknown }
+
+export interface ToolAnnotations {
+  readonly title: string
+  readonly readOnlyHint: boolean
+  readonly destructiveHint: boolean
+  readonly idempotentHint: boolean
+  readonly openWorldHint: boolean
+}
+
+export interface ToolDefinition {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly inputSchema: JsonSchema
+  readonly outputSchema: JsonSchema
+  /** The success schema the result is encoded with, exactly as the REST endpoint encodes it. */
+  readonly success: Schema.Top
+  readonly annotations: ToolAnnotations
+  /** Which refusal token this tool's refusals carry, as on the REST endpoint it mirrors. */
+  readonly operation: Operation
+  readonly run: (
+    directory: Directory.Directory["Service"],
+    caller: Directory.Caller,
+    rate: RateLimiter.RateDecision,
+    args: Record<string, unknown>
+  ) => Effect.Effect<unknown, DomainError>
+}
+
+/** What a refused tool call carries in `structuredContent`: the REST envelope, plus `retry_after` when rate limited. */
+export const Refusal = Schema.Struct({
+  error: Schema.Struct({
+    code: ErrorCode,
+    message: Schema.String,
+    parameter: Schema.optionalKey(Schema.String),
+    reveal_code: Schema.optionalKey(RevealCode),
+    hold_code: Schema.optionalKey(HoldCode),
+    resets_at: Schema.optionalKey(Schema.String),
+    expires_at: Schema.optionalKey(Schema.String),
+    available_at: Schema.optionalKey(Schema.String),
+    limit: Schema.optionalKey(Schema.Int),
+    retry_after: Schema.optionalKey(Schema.Int.annotate({ description: "With rate_limited: whole seconds until the window resets" }))
+  })
+}).annotate({ identifier: "Refusal" })
+
+type Document = { readonly schema: Record<string, unknown>; readonly definitions: Record<string, unknown> }
+
+const rootOf = (document: Document): Record<string, unknown> => {
+  const ref = document.schema.$ref
+  if (typeof ref === "string" && ref.startsWith("#/$defs/")) {
+    return document.definitions[ref.slice("#/$defs/".length)] as Record<string, unknown>
+  }
+  return document.schema
+}
+
+/**
+ * The output schema of a tool: the success view or the refusal envelope. MCP wants a schema
+ * of type object that every `structuredContent` conforms to, refusals included.
+ */
+const outputSchemaOf = (success: Schema.Top): JsonSchema => {
+  const ok = Schema.toJsonSchemaDocument(success) as unknown as Document
+  const refusal = Schema.toJsonSchemaDocument(Refusal) as unknown as Document
+  return {
+    type: "object",
+    anyOf: [ok.schema, refusal.schema],
+    $defs: { ...ok.definitions, ...refusal.definitions }
+  }
+}
+
+const inputSchemaOf = (fields: Schema.Struct.Fields, widen: Record<string, unknown> = {}): JsonSchema => {
+  const document = Schema.toJsonSchemaDocument(Schema.Struct(fields)) as unknown as Document
+  const root = rootOf(document)
+  const properties = { ...(root.properties as Record<string, Record<string, unknown>> | undefined) }
+  for (const [name, schema] of Object.entries(widen)) {
+    properties[name] = { ...(schema as Record<string, unknown>), description: properties[name]?.description }
+  }
+  const definitions = Object.keys(document.definitions).length > 0 ? { $defs: document.definitions } : {}
+  return { ...root, type: "object", properties, ...definitions }
+}
+
+/** Integer and boolean list parameters are also accepted as JSON numbers and booleans. */
+const integerOrText = { anyOf: [{ type: "integer" }, { type: "string", pattern: "^[+-]?\\d+$" }] }
+const booleanOrText = { anyOf: [{ type: "boolean" }, { type: "string", enum: ["true", "false"] }] }
+
+const searchInput = inputSchemaOf(ListQueryParams, {
+  limit: integerOrText,
+  ageMin: integerOrText,
+  checkedDays: integerOrText,
+  citabilityMin: integerOrText,
+  rsMax: integerOrText,
+  rsMin: integerOrText,
+  featured: booleanOrText,
+  recommended: booleanOrText
+})
+
+/**
+ * Tool arguments as the query record `GET /domains` would have produced: numbers and
+ * booleans as their text, arrays as repeated parameters. Anything else is passed as its JSON
+ * text, so the core refuses it naming the parameter, exactly as it would a bad query value.
+ */
+export const rawQueryOf = (args: Record<string, unknown>): ListQuery.RawQuery => {
+  const query: Record<string, string | Array<string>> = {}
+  for (const [name, value] of Object.entries(args)) {
+    if (value === undefined) continue
+    if (typeof value === "string") query[name] = value
+    else if (typeof value === "number" || typeof value === "boolean") query[name] = String(value)
+    else if (Array.isArray(value)) query[name] = value.map((item) => typeof item === "string" ? item : JSON.stringify(item))
+    else query[name] = JSON.stringify(value)
+  }
+  return query
+}
+
+const ListingIdInput = Schema.String.annotate({ description: "Listing id: 8 characters, case-sensitive (the `id` of a listing)" })
+const HoldIdInput = Schema.String.annotate({ description: "Hold id, as returned by hold_listing or list_holds (`hold.id`)" })
+
+/** A required string argument, or the refusal the REST API gives for a bad parameter. */
+const stringArg = (args: Record<string, unknown>, name: string, accepts: string) => {
+  const value = args[name]
+  return typeof value === "string" && value.length > 0
+    ? Effect.succeed(value)
+    : Effect.fail(new Errors.InvalidRequest({ parameter: name, message: `${name} is required and accepts ${accepts}` }))
+}
+
+const outcomeArg = (args: Record<string, unknown>): Effect.Effect<Hold.HoldOutcome, Errors.InvalidRequest> => {
+  const value = args.outcome
+  if (value === undefined || value === null) return Effect.succeed("released" as const)
+  return value === "released" || value === "registered"
+    ? Effect.succeed(value)
+    : Effect.fail(new Errors.InvalidRequest({ parameter: "outcome", message: "outcome accepts released, registered" }))
+}
+
+const annotations = (
+  title: string,
+  hints: { readonly readOnly?: boolean; readonly destructive?: boolean; readonly idempotent?: boolean } = {}
+): ToolAnnotations => ({
+  title,
+  readOnlyHint: hints.readOnly ?? false,
+  destructiveHint: hints.destructive ?? false,
+  idempotentHint: hints.idempotent ?? hints.readOnly ?? false,
+  // The directory is a closed world: nothing here reaches outside the service.
+  openWorldHint: false
+})
+
+const emptyInput: JsonSchema = { type: "object", properties: {}, additionalProperties: false }
+
+export const TOOLS: ReadonlyArray<ToolDefinition> = [
+  {
+    name: "search_listings",
+    title: "Search listings",
+    description:
+      "A page of expired-domain listings (GET /api/v1/domains): the same filters, `sort`, `cursor`, `limit` and `since`, with the same validation. Follow `next_cursor` until it is null, keeping filters and sort fixed. Reads never spend a reveal; `domain` is null where the plan does not disclose the name.",
+    inputSchema: searchInput,
+    outputSchema: outputSchemaOf(Listing.PageView),
+    success: Listing.PageView,
+    annotations: annotations("Search listings", { readOnly: true }),
+    operation: "read",
+    run: (directory, caller, _rate, args) => directory.list(caller, rawQueryOf(args))
+  },
+  {
+    name: "get_listing",
+    title: "Get a listing",
+    description: "One listing by id (GET /api/v1/domains/{id}). Never spends a reveal.",
+    inputSchema: inputSchemaOf({ id: ListingIdInput }),
+    outputSchema: outputSchemaOf(Listing.ListingView),
+    success: Listing.ListingView,
+    annotations: annotations("Get a listing", { readOnly: true }),
+    operation: "read",
+    run: (directory, caller, _rate, args) =>
+      Effect.flatMap(stringArg(args, "id", "a listing id (8 characters)"), (id) => directory.get(caller, id))
+  },
+  {
+    name: "reveal_listing",
+    title: "Reveal a name",
+    description:
+      "Reveal a listing's name (POST /api/v1/domains/{id}/reveal). The only call that spends from the monthly reveal allowance; a repeat returns the original `revealed_at` at no cost. Refusals carry `reveal_code`.",
+    inputSchema: inputSchemaOf({ id: ListingIdInput }),
+    outputSchema: outputSchemaOf(Listing.RevealedListingView),
+    success: Listing.RevealedListingView,
+    annotations: annotations("Reveal a name", { idempotent: true }),
+    operation: "reveal",
+    run: (directory, caller, _rate, args) =>
+      Effect.flatMap(stringArg(args, "id", "a listing id (8 characters)"), (id) => directory.reveal(caller, id))
+  },
+  {
+    name: "hold_listing",
+    title: "Hold a listing",
+    description:
+      "Reserve a revealed listing inside the service (POST /api/v1/domains/{id}/hold). It does not register the name. Holding a listing the account already holds returns that hold unchanged. Refusals carry `hold_code`.",
+    inputSchema: inputSchemaOf({ id: ListingIdInput }),
+    outputSchema: outputSchemaOf(Hold.HoldResponse),
+    success: Hold.HoldResponse,
+    annotations: annotations("Hold a listing"),
+    operation: "hold",
+    run: (directory, caller, _rate, args) =>
+      Effect.flatMap(stringArg(args, "id", "a listing id (8 characters)"), (id) => directory.hold(caller, id))
+  },
+  {
+    name: "extend_hold",
+    title: "Extend a hold",
+    description:
+      "Use a hold's one extension (POST /api/v1/holds/{id}/extend): the end moves later by the plan's extension. Refusals carry `hold_code`.",
+    inputSchema: inputSchemaOf({ hold_id: HoldIdInput }),
+    outputSchema: outputSchemaOf(Hold.HoldResponse),
+    success: Hold.HoldResponse,
+    annotations: annotations("Extend a hold"),
+    operation: "hold",
+    run: (directory, caller, _rate, args) =>
+      Effect.flatMap(stringArg(args, "hold_id", "a hold id"), (holdId) => directory.extend(caller, holdId))
+  },
+  {
+    name: "end_hold",
+    title: "End a hold",
+    description:
+      "End a hold as `released` (default) or `registered` (DELETE /api/v1/holds/{id}). A 30-day cooldown on that listing starts for the account: it cannot hold it again until then. Refusals carry `hold_code`.",
+    inputSchema: inputSchemaOf({
+      hold_id: HoldIdInput,
+      outcome: Schema.optionalKey(Hold.HoldOutcome.annotate({ description: "How the hold ended; default `released`." }))
+    }),
+    outputSchema: outputSchemaOf(Hold.HoldResponse),
+    success: Hold.HoldResponse,
+    annotations: annotations("End a hold", { destructive: true }),
+    operation: "hold",
+    run: (directory, caller, _rate, args) =>
+      Effect.flatMap(
+        Effect.all([stringArg(args, "hold_id", "a hold id"), outcomeArg(args)]),
+        ([holdId, outcome]) => directory.end(caller, holdId, outcome)
+      )
+  },
+  {
+    name: "list_holds",
+    title: "List holds",
+    description: "The account's running holds and those that ended within 30 days, newest first (GET /api/v1/holds).",
+    inputSchema: emptyInput,
+    outputSchema: outputSchemaOf(Hold.HoldList),
+    success: Hold.HoldList,
+    annotations: annotations("List holds", { readOnly: true }),
+    operation: "read",
+    run: (directory, caller) => directory.holds(caller)
+  },
+  {
+    name: "me",
+    title: "Key and plan",
+    description:
+      "The key and plan record (GET /api/v1/me): plan, reveals left this month, the per-minute request limit and what is left of it (shared with the REST API), and whether the since feed is available.",
+    inputSchema: emptyInput,
+    outputSchema: outputSchemaOf(Me.MeView),
+    success: Me.MeView,
+    annotations: annotations("Key and plan", { readOnly: true }),
+    operation: "read",
+    run: (directory, caller, rate) => directory.me(caller, rate)
+  }
+]
