@@ -1,0 +1,402 @@
+/**
+ * Black-box tests of the MCP endpoint with the official MCP TypeScript SDK client: the real
+ * server on a random port (the same harness as the REST tests), tools listed and called, every
+ * kind of refusal, and the one per-key rate-limit window shared with the REST API.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { account, addListings, call, listing, memoryAdapter, type Running, start } from "./harness.ts"
+
+/** Waits out the end of a wall-clock minute, so a sequence stays inside one rate-limit window. */
+const awayFromMinuteEdge = async (seconds = 10) => {
+  const second = new Date().getUTCSeconds()
+  if (second >= 60 - seconds) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
+}
+
+interface Connected {
+  readonly client: Client
+  /** `X-RateLimit-Remaining` of every MCP POST, in order, with the JSON-RPC method it carried. */
+  readonly posts: Array<{ readonly method: string; readonly status: number; readonly remaining: string | null }>
+  readonly close: () => Promise<void>
+}
+
+const connect = async (server: Running, key: string | undefined): Promise<Connected> => {
+  const posts: Array<{ method: string; status: number; remaining: string | null }> = []
+  const recordingFetch = async (input: string | URL, init?: RequestInit) => {
+    const response = await fetch(input, init)
+    if ((init?.method ?? "GET") === "POST") {
+      const body = typeof init?.body === "string" ? JSON.parse(init.body) : undefined
+      posts.push({ method: body?.method ?? "?", status: response.status, remaining: response.headers.get("x-ratelimit-remaining") })
+    }
+    return response
+  }
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), {
+    ...(key !== undefined ? { requestInit: { headers: { authorization: `Bearer ${key}` } } } : {}),
+    fetch: recordingFetch
+  })
+  const client = new Client({ name: "dropshelf-test", version: "1.0.0" })
+  await client.connect(transport)
+  // Listing the tools makes the client check every later structuredContent against its outputSchema.
+  await client.listTools()
+  return { client, posts, close: () => client.close() }
+}
+
+const callTool = async (connected: Connected, name: string, args: Record<string, unknown> = {}) =>
+  (await connected.client.callTool({ name, arguments: args })) as CallToolResult & { structuredContent: any }
+
+const expectRefusal = (result: CallToolResult & { structuredContent: any }, code: string, extra: Record<string, unknown> = {}) => {
+  expect(result.isError, JSON.stringify(result.structuredContent)).toBe(true)
+  expect(result.structuredContent.error.code).toBe(code)
+  expect(result.structuredContent.error.message).toBeTypeOf("string")
+  expect(result.structuredContent.error).toMatchObject(extra)
+  // The text carries the same envelope, for clients that read only text.
+  const text = result.content[0]
+  expect(text?.type).toBe("text")
+  expect(JSON.parse((text as { text: string }).text)).toEqual(result.structuredContent)
+}
+
+const expectOk = (result: CallToolResult & { structuredContent: any }) => {
+  expect(result.isError ?? false, JSON.stringify(result.structuredContent)).toBe(false)
+  expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(result.structuredContent)
+  return result.structuredContent
+}
+
+const TOOL_NAMES = [
+  "end_hold",
+  "extend_hold",
+  "get_listing",
+  "hold_listing",
+  "list_holds",
+  "me",
+  "reveal_listing",
+  "search_listings"
+]
+
+describe("MCP endpoint", () => {
+  let server: Running
+  const ids = { regular: [] as Array<string>, featured: "", open: "" }
+
+  beforeAll(async () => {
+    server = await start(memoryAdapter)
+    const regular = Array.from({ length: 16 }, (_, i) =>
+      listing({ domain: `mcp-listing-${i}-${Math.random().toString(36).slice(2, 8)}.com` }))
+    const featured = listing({ domain: `mcp-featured-${Math.random().toString(36).slice(2, 8)}.com`, tier: "featured", featuredRank: 1 })
+    const open = listing({ domain: `mcp-open-${Math.random().toString(36).slice(2, 8)}.net`, tier: "open" })
+    await addListings(server, [...regular, featured, open])
+    ids.regular = regular.map((row) => row.id).sort()
+    ids.featured = featured.id
+    ids.open = open.id
+  })
+
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  describe("the protocol", () => {
+    it("initializes with the official client and names the server", async () => {
+      const key = await account(server, "pro", "mcp-init")
+      const connected = await connect(server, key.secret)
+      expect(connected.client.getServerVersion()).toMatchObject({ name: "dropshelf", version: "1.1.0" })
+      expect(connected.client.getServerCapabilities()?.tools).toBeDefined()
+      expect(connected.client.getInstructions()).toContain("rate_limited")
+      await connected.close()
+    })
+
+    it("lists the tools with input and output schemas and annotations", async () => {
+      const key = await account(server, "pro", "mcp-list")
+      const connected = await connect(server, key.secret)
+      const { tools } = await connected.client.listTools()
+      expect(tools.map((tool) => tool.name).sort()).toEqual(TOOL_NAMES)
+      const byName = new Map(tools.map((tool) => [tool.name, tool]))
+      for (const tool of tools) {
+        expect(tool.inputSchema.type, tool.name).toBe("object")
+        expect(tool.outputSchema?.type, tool.name).toBe("object")
+        expect(tool.description, tool.name).toBeTypeOf("string")
+        expect(tool.annotations?.openWorldHint, tool.name).toBe(false)
+      }
+      for (const name of ["search_listings", "get_listing", "list_holds", "me"]) {
+        expect(byName.get(name)?.annotations, name).toMatchObject({ readOnlyHint: true, destructiveHint: false })
+      }
+      expect(byName.get("reveal_listing")?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: true, destructiveHint: false })
+      expect(byName.get("end_hold")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true })
+      for (const name of ["hold_listing", "extend_hold"]) {
+        expect(byName.get(name)?.annotations, name).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false })
+      }
+      // The search tool takes the REST parameters, with the same accepted values.
+      const search = byName.get("search_listings")!.inputSchema as any
+      expect(Object.keys(search.properties)).toEqual(expect.arrayContaining(["cursor", "limit", "since", "sort", "spam", "tier", "priceRange", "q", "category"]))
+      expect(search.properties.spam.enum).toEqual(["low", "moderate"])
+      expect((byName.get("get_listing")!.inputSchema as any).required).toEqual(["id"])
+      expect((byName.get("end_hold")!.inputSchema as any).properties.outcome.enum).toEqual(["released", "registered"])
+      await connected.close()
+    })
+
+    it("refuses a missing or unknown key: 401, WWW-Authenticate and the envelope", async () => {
+      const initialize = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } }
+      })
+      const headers = { accept: "application/json, text/event-stream" }
+      for (const key of [undefined, "ds_live_notarealkeynotarealkeynotarealkey00", "garbage"]) {
+        const response = await call(server, "POST", "/mcp", { body: initialize, headers, key })
+        expect(response.status).toBe(401)
+        expect(response.headers.get("www-authenticate")).toBe("Bearer realm=\"dropshelf\"")
+        expect(response.body.error.code).toBe("unauthorized")
+        expect(response.body.error.message).toBeTypeOf("string")
+        expect(response.headers.get("access-control-allow-origin")).toBe("*")
+      }
+      await expect(connect(server, undefined)).rejects.toThrow(/401|unauthorized/i)
+      await expect(connect(server, "ds_live_notarealkeynotarealkeynotarealkey00")).rejects.toThrow(/401|unauthorized/i)
+    })
+
+    it("answers the preflight, and 405 with Allow for GET and DELETE (stateless: no stream, no session)", async () => {
+      const preflight = await call(server, "OPTIONS", "/mcp")
+      expect(preflight.status).toBe(204)
+      expect(preflight.headers.get("allow")).toBe("POST, OPTIONS")
+      expect(preflight.headers.get("access-control-allow-headers")).toContain("Authorization")
+      for (const method of ["GET", "DELETE", "PUT"]) {
+        const response = await call(server, method, "/mcp")
+        expect(response.status, method).toBe(405)
+        expect(response.headers.get("allow")).toBe("POST, OPTIONS")
+        expect(response.body.error.code).toBe("method_not_allowed")
+      }
+    })
+
+    it("an unknown tool is a JSON-RPC error naming the tools", async () => {
+      const key = await account(server, "pro", "mcp-unknown-tool")
+      const connected = await connect(server, key.secret)
+      await expect(connected.client.callTool({ name: "delete_everything", arguments: {} })).rejects.toThrow(/search_listings/)
+      await connected.close()
+    })
+  })
+
+  describe("reads", () => {
+    it("search_listings pages like GET /domains, with the same cursor and the same refusals", async () => {
+      const key = await account(server, "pro", "mcp-search")
+      const connected = await connect(server, key.secret)
+      const first = expectOk(await callTool(connected, "search_listings", { limit: 3 }))
+      expect(first.data).toHaveLength(3)
+      expect(first.has_more).toBe(true)
+      const rest = await call(server, "GET", "/api/v1/domains?limit=3", { key: key.secret })
+      expect(first.data).toEqual(rest.body.data)
+      const second = expectOk(await callTool(connected, "search_listings", { limit: "3", cursor: first.next_cursor }))
+      expect(second.data[0].id > first.data[2].id).toBe(true)
+      const open = expectOk(await callTool(connected, "search_listings", { tier: "open", featured: false }))
+      expect(open.data.map((row: any) => row.id)).toEqual([ids.open])
+      expect(open.data[0].domain).toMatch(/^mcp-open-/)
+
+      const badSpam = await callTool(connected, "search_listings", { spam: "high" })
+      expectRefusal(badSpam, "invalid_request", { parameter: "spam" })
+      const restSpam = await call(server, "GET", "/api/v1/domains?spam=high", { key: key.secret })
+      expect(badSpam.structuredContent).toEqual(restSpam.body)
+      expect(badSpam.structuredContent.error.message).toMatch(/low, moderate/)
+
+      expectRefusal(await callTool(connected, "search_listings", { limit: 2.5 }), "invalid_request", { parameter: "limit" })
+      expectRefusal(await callTool(connected, "search_listings", { cursor: "forged" }), "invalid_request", { parameter: "cursor" })
+      expectRefusal(await callTool(connected, "search_listings", { sort: "oldest" }), "invalid_request", { parameter: "sort" })
+      expectRefusal(await callTool(connected, "search_listings", { since: "2026-01-01T00:00:00.000Z" }), "upgrade_required", { parameter: "since" })
+      await connected.close()
+    })
+
+    it("get_listing shows exactly what GET /domains/{id} shows, and refuses like it", async () => {
+      const key = await account(server, "pro", "mcp-get")
+      const connected = await connect(server, key.secret)
+      const id = ids.regular[0]!
+      const viaTool = expectOk(await callTool(connected, "get_listing", { id }))
+      const viaRest = await call(server, "GET", `/api/v1/domains/${id}`, { key: key.secret })
+      expect(viaTool).toEqual(viaRest.body)
+      // Pro has a reveal ceiling: an unrevealed regular name stays withheld, on both.
+      expect(viaTool.domain).toBeNull()
+      expect(viaTool.name_disclosed).toBe(false)
+
+      const missing = await callTool(connected, "get_listing", { id: "ZZZZZZZZ" })
+      expectRefusal(missing, "not_found")
+      expect(missing.structuredContent.error.hold_code).toBeUndefined()
+      expect(missing.structuredContent.error.reveal_code).toBeUndefined()
+      expectRefusal(await callTool(connected, "get_listing", {}), "invalid_request", { parameter: "id" })
+      expectRefusal(await callTool(connected, "get_listing", { id: 12345678 }), "invalid_request", { parameter: "id" })
+      await connected.close()
+    })
+
+    it("me is the key and plan record, counting this call", async () => {
+      const key = await account(server, "business", "mcp-me")
+      const connected = await connect(server, key.secret)
+      const me = expectOk(await callTool(connected, "me"))
+      expect(me.plan).toBe("business")
+      expect(me.reveals.limit).toBeNull()
+      expect(me.rate_limit.limit).toBe(120)
+      expect(me.sync_feed).toBe(true)
+      expect(me.key.prefix).toBe(key.prefix)
+      expect(me.rate_limit.remaining).toBe(Number(connected.posts.at(-1)!.remaining))
+      await connected.close()
+    })
+  })
+
+  describe("reveals", () => {
+    it("reveal_listing discloses, repeats at no cost, and refuses NOT_FOUND and FEATURED_REQUIRES_PRO", async () => {
+      const pro = await account(server, "pro", "mcp-reveal")
+      const connected = await connect(server, pro.secret)
+      const id = ids.regular[1]!
+      const revealed = expectOk(await callTool(connected, "reveal_listing", { id }))
+      expect(revealed.domain).toMatch(/^mcp-listing-/)
+      expect(revealed.revealed_at).toBeTypeOf("string")
+      const again = expectOk(await callTool(connected, "reveal_listing", { id }))
+      expect(again.revealed_at).toBe(revealed.revealed_at)
+      const me = expectOk(await callTool(connected, "me"))
+      expect(me.reveals.used).toBe(1)
+      // Now the plain read discloses it too, as REST does.
+      expect(expectOk(await callTool(connected, "get_listing", { id })).domain).toBe(revealed.domain)
+      expectRefusal(await callTool(connected, "reveal_listing", { id: "ZZZZZZZZ" }), "not_found", { reveal_code: "NOT_FOUND" })
+      await connected.close()
+
+      const free = await account(server, "free", "mcp-reveal-free")
+      const freeClient = await connect(server, free.secret)
+      expectRefusal(await callTool(freeClient, "reveal_listing", { id: ids.featured }), "upgrade_required", { reveal_code: "FEATURED_REQUIRES_PRO" })
+      await freeClient.close()
+    })
+
+    it("refuses QUOTA_EXHAUSTED with resets_at once the month's allowance is spent", async () => {
+      await awayFromMinuteEdge(15)
+      const free = await account(server, "free", "mcp-quota")
+      const connected = await connect(server, free.secret)
+      for (const id of ids.regular.slice(0, 10)) expectOk(await callTool(connected, "reveal_listing", { id }))
+      const refused = await callTool(connected, "reveal_listing", { id: ids.regular[10]! })
+      expectRefusal(refused, "upgrade_required", { reveal_code: "QUOTA_EXHAUSTED" })
+      expect(new Date(refused.structuredContent.error.resets_at).getUTCDate()).toBe(1)
+      await connected.close()
+    })
+  })
+
+  describe("holds", () => {
+    it("hold, hold again, list, extend once, end with an outcome, cooldown, hold codes", async () => {
+      const key = await account(server, "pro", "mcp-holds")
+      const connected = await connect(server, key.secret)
+      const id = ids.regular[2]!
+      expectRefusal(await callTool(connected, "hold_listing", { id }), "forbidden", { hold_code: "REVEAL_REQUIRED" })
+      expectOk(await callTool(connected, "reveal_listing", { id }))
+      const held = expectOk(await callTool(connected, "hold_listing", { id }))
+      expect(held.hold.listing_id).toBe(id)
+      expect(held.hold.can_extend).toBe(true)
+      expect(held.holds).toMatchObject({ active: 1, limit: 3, plan: "pro", hold_hours: 48 })
+      const again = expectOk(await callTool(connected, "hold_listing", { id }))
+      expect(again.hold.id).toBe(held.hold.id)
+      expect(expectOk(await callTool(connected, "get_listing", { id })).hold_state).toBe("mine")
+
+      const listed = expectOk(await callTool(connected, "list_holds"))
+      expect(listed.data.map((hold: any) => hold.id)).toEqual([held.hold.id])
+      expect(listed).toEqual((await call(server, "GET", "/api/v1/holds", { key: key.secret })).body)
+
+      const extended = expectOk(await callTool(connected, "extend_hold", { hold_id: held.hold.id }))
+      expect(Date.parse(extended.hold.expires_at) - Date.parse(held.hold.expires_at)).toBe(24 * 3_600_000)
+      expect(extended.hold.can_extend).toBe(false)
+      expectRefusal(await callTool(connected, "extend_hold", { hold_id: held.hold.id }), "invalid_request", { hold_code: "ALREADY_EXTENDED" })
+      expectRefusal(await callTool(connected, "extend_hold", { hold_id: "no-such-hold" }), "not_found", { hold_code: "HOLD_NOT_FOUND" })
+      expectRefusal(await callTool(connected, "extend_hold", {}), "invalid_request", { parameter: "hold_id" })
+
+      const badOutcome = await callTool(connected, "end_hold", { hold_id: held.hold.id, outcome: "sold" })
+      expectRefusal(badOutcome, "invalid_request", { parameter: "outcome" })
+      expect(badOutcome.structuredContent.error.message).toMatch(/released, registered/)
+      const ended = expectOk(await callTool(connected, "end_hold", { hold_id: held.hold.id, outcome: "registered" }))
+      expect(ended.hold.state).toBe("registered")
+      expectRefusal(await callTool(connected, "end_hold", { hold_id: held.hold.id }), "invalid_request", { hold_code: "HOLD_OVER" })
+      const cooldown = await callTool(connected, "hold_listing", { id })
+      expectRefusal(cooldown, "forbidden", { hold_code: "HOLD_COOLDOWN" })
+      expect(Date.parse(cooldown.structuredContent.error.available_at)).toBeGreaterThan(Date.now() + 29 * 86_400_000)
+      expectRefusal(await callTool(connected, "hold_listing", { id: "ZZZZZZZZ" }), "not_found", { hold_code: "NOT_FOUND" })
+      await connected.close()
+    })
+
+    it("refuses HELD_BY_OTHER (never naming the holder), HOLD_CAP_REACHED and HOLDS_REQUIRE_PRO", async () => {
+      const holder = await account(server, "pro", "mcp-holder")
+      const other = await account(server, "pro", "mcp-other")
+      const free = await account(server, "free", "mcp-free-holder")
+      const a = await connect(server, holder.secret)
+      const b = await connect(server, other.secret)
+      const f = await connect(server, free.secret)
+      const [first, ...more] = ids.regular.slice(3, 7) as [string, ...Array<string>]
+      for (const id of [first, ...more]) expectOk(await callTool(a, "reveal_listing", { id }))
+      const held = expectOk(await callTool(a, "hold_listing", { id: first }))
+
+      const viewOfOther = expectOk(await callTool(b, "get_listing", { id: first }))
+      expect(viewOfOther).toMatchObject({ hold_state: "other", domain: null })
+      const reveal = await callTool(b, "reveal_listing", { id: first })
+      expectRefusal(reveal, "forbidden", { reveal_code: "HELD_BY_OTHER", expires_at: held.hold.expires_at })
+      const hold = await callTool(b, "hold_listing", { id: first })
+      expectRefusal(hold, "forbidden", { hold_code: "HELD_BY_OTHER", expires_at: held.hold.expires_at })
+      expect(JSON.stringify(hold.structuredContent)).not.toContain(holder.accountId)
+
+      for (const id of more.slice(0, 2)) expectOk(await callTool(a, "hold_listing", { id }))
+      expectRefusal(await callTool(a, "hold_listing", { id: more[2]! }), "forbidden", { hold_code: "HOLD_CAP_REACHED", limit: 3 })
+
+      expectRefusal(await callTool(f, "hold_listing", { id: ids.open }), "upgrade_required", { hold_code: "HOLDS_REQUIRE_PRO" })
+      await Promise.all([a.close(), b.close(), f.close()])
+    })
+  })
+
+  describe("one rate-limit window with REST", () => {
+    it("REST, a tool call, REST: X-RateLimit-Remaining drops by one each time; initialize costs what it POSTs", async () => {
+      await awayFromMinuteEdge()
+      const key = await account(server, "pro", "mcp-shared")
+      const before = await call(server, "GET", "/api/v1/me", { key: key.secret })
+      const r0 = Number(before.headers.get("x-ratelimit-remaining"))
+      expect(r0).toBe(59)
+
+      const connected = await connect(server, key.secret)
+      // The SDK client POSTs `initialize` and then the `notifications/initialized` notification,
+      // and this test's client lists the tools: every authenticated POST counts once.
+      expect(connected.posts.map((post) => [post.method, post.remaining])).toEqual([
+        ["initialize", String(r0 - 1)],
+        ["notifications/initialized", String(r0 - 2)],
+        ["tools/list", String(r0 - 3)]
+      ])
+
+      const r1 = Number((await call(server, "GET", "/api/v1/me", { key: key.secret })).headers.get("x-ratelimit-remaining"))
+      expect(r1).toBe(r0 - 4)
+      const me = expectOk(await callTool(connected, "me"))
+      expect(connected.posts.at(-1)).toEqual({ method: "tools/call", status: 200, remaining: String(r1 - 1) })
+      expect(me.rate_limit.remaining).toBe(r1 - 1)
+      const r3 = Number((await call(server, "GET", "/api/v1/domains?limit=1", { key: key.secret })).headers.get("x-ratelimit-remaining"))
+      expect(r3).toBe(r1 - 2)
+      // A refused call counts too, as a refused REST request does.
+      expectRefusal(await callTool(connected, "get_listing", { id: "ZZZZZZZZ" }), "not_found")
+      expect(connected.posts.at(-1)?.remaining).toBe(String(r3 - 1))
+      await connected.close()
+    })
+
+    it("over the limit a tool call is a rate_limited result with retry_after; other MCP requests are 429", async () => {
+      await awayFromMinuteEdge()
+      const key = await account(server, "free", "mcp-limited")
+      const connected = await connect(server, key.secret)
+      let remaining = Number(connected.posts.at(-1)!.remaining)
+      while (remaining > 0) {
+        remaining = Number((await call(server, "GET", "/api/v1/me", { key: key.secret })).headers.get("x-ratelimit-remaining"))
+      }
+      const limited = await callTool(connected, "search_listings", {})
+      expectRefusal(limited, "rate_limited")
+      const retryAfter = limited.structuredContent.error.retry_after
+      expect(Number.isInteger(retryAfter)).toBe(true)
+      expect(retryAfter).toBeGreaterThanOrEqual(1)
+      expect(retryAfter).toBeLessThanOrEqual(60)
+      expect(limited.structuredContent.error.message).toContain(`retry after ${retryAfter} s`)
+      expect(connected.posts.at(-1)).toMatchObject({ status: 200, remaining: "0" })
+
+      await expect(connected.client.listTools()).rejects.toThrow(/429|rate_limited/)
+      const raw = await call(server, "POST", "/mcp", {
+        key: key.secret,
+        headers: { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" })
+      })
+      expect(raw.status).toBe(429)
+      expect(raw.body.error.code).toBe("rate_limited")
+      expect(Number(raw.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+      expect(raw.headers.get("x-ratelimit-remaining")).toBe("0")
+      const rest = await call(server, "GET", "/api/v1/me", { key: key.secret })
+      expect(rest.status).toBe(429)
+      await connected.close()
+    })
+  })
+})
