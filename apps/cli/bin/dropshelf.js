@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The `dropshelf` binary. The CLI is TypeScript run by Node's type stripping (Node >= 22.19).
-// Under an older node (a machine's stock Node 20 on PATH) this launcher re-runs the CLI with
-// the Node 24 the repo pins as its `node` devDependency. Plain JS, so any Node can read it.
+// The `dropshelf` binary. The CLI is TypeScript run by Node's type stripping. On Node 24+ it runs
+// in this process; under an older node (a machine's stock Node 20 on PATH, or a Node 22 that
+// would warn about type stripping on stderr) this launcher re-runs it with the Node 24 the repo
+// pins as its `node` devDependency. Plain JS, so any Node can read it.
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -12,6 +13,8 @@ const main = join(here, "..", "src", "main.ts")
 
 const [major, minor] = process.versions.node.split(".").map(Number)
 const stripsTypes = major > 22 || (major === 22 && minor >= 19)
+// Node 22 strips types but warns that it is experimental, which would add a line to stderr.
+const stripsTypesQuietly = major >= 24
 
 const pinnedNode = () => {
   for (let dir = here; ; dir = dirname(dir)) {
@@ -21,10 +24,10 @@ const pinnedNode = () => {
   }
 }
 
-if (stripsTypes) {
+const node = stripsTypesQuietly ? undefined : pinnedNode()
+if (node === undefined && stripsTypes) {
   await import(main)
 } else {
-  const node = pinnedNode()
   if (node === undefined) {
     process.stderr.write(`dropshelf: needs Node >= 22.19 (this is ${process.version}) and found no pinned node in node_modules; run npm install\n`)
     process.exit(1)
