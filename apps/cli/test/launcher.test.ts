@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { delimiter } from "node:path"
 import { describe, expect, it } from "vitest"
-import { binScript, run } from "./support.ts"
+import { binScript, embeddedTarget, freePort, run, start } from "./support.ts"
 
 /*
  * `npx dropshelf` must work whichever node is first on PATH: the launcher runs the CLI itself on
@@ -34,5 +34,24 @@ describe("bin/dropshelf.js", () => {
     expect(outcome.stderr).toMatch(/--name/)
     const version = await run(["--version"], { via: { executable: "node", script: binScript, path: plainPath } })
     expect(version.code).toBe(0)
+  })
+
+  it.skipIf(nodeOnPath === undefined)("passes SIGTERM on to the re-run CLI and its exit code back", async () => {
+    const target = embeddedTarget()
+    try {
+      const port = await freePort()
+      const server = start(["serve", "--port", String(port)], {
+        env: target.env,
+        via: { executable: "node", script: binScript, path: plainPath }
+      })
+      try {
+        await server.waitFor(/serving/)
+        expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
+      } finally {
+        expect(await server.stop("SIGTERM")).toEqual({ code: 0, signal: null })
+      }
+    } finally {
+      await target.dispose()
+    }
   })
 })

@@ -119,9 +119,11 @@ export interface Running {
 }
 
 export const start = (args: ReadonlyArray<string>, options: RunOptions = {}): Running => {
-  const child = spawn(node24, [mainScript, ...args], {
+  const env = { ...baseEnv(), ...options.env }
+  if (options.via?.path !== undefined) env.PATH = options.via.path
+  const child = spawn(options.via?.executable ?? node24, [options.via?.script ?? mainScript, ...args], {
     cwd: repoRoot,
-    env: { ...baseEnv(), ...options.env },
+    env,
     stdio: ["ignore", "pipe", "pipe"]
   })
   let stdout = ""
