@@ -1,0 +1,213 @@
+/**
+ * Several instances behind one load balancer: three real `dropshelf serve` processes on one
+ * PostgreSQL database and one Redis share one rate-limit counter per key. And with Redis
+ * unreachable a server still starts, limits in its own process and says so once.
+ *
+ * The three-instance test needs DATABASE_URL (a fresh database is created on that server and
+ * dropped afterwards) and REDIS_URL; without them it is skipped, and its name says why.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
+const node = join(repoRoot, "node_modules", ".bin", "node")
+const mainScript = join(repoRoot, "apps", "cli", "src", "main.ts")
+
+const databaseUrl = process.env.DATABASE_URL?.trim() || undefined
+const redisUrl = process.env.REDIS_URL?.trim() || undefined
+const skipScaleOut = databaseUrl === undefined || redisUrl === undefined
+  ? `needs ${[databaseUrl === undefined ? "DATABASE_URL" : "", redisUrl === undefined ? "REDIS_URL" : ""].filter(Boolean).join(" and ")}`
+  : undefined
+if (skipScaleOut !== undefined) {
+  // vitest's default reporter does not print skipped suites' names: say it here too.
+  console.info(`scaleout: the three-instance test is skipped: it ${skipScaleOut}`)
+}
+
+/** The environment of a child: only what the test sets decides where it stores and counts. */
+const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
+  const base = { ...process.env }
+  for (const name of ["DATABASE_URL", "DROPSHELF_DATA_DIR", "PORT", "HOST", "REDIS_URL", "DROPSHELF_RDAP_URL"]) delete base[name]
+  return { ...base, ...env }
+}
+
+const cli = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<any> =>
+  new Promise((resolveRun, reject) => {
+    const child = spawn(node, [mainScript, ...args, "--json"], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (code) =>
+      code === 0 ? resolveRun(JSON.parse(stdout)) : reject(new Error(`dropshelf ${args.join(" ")} exited ${code}: ${stderr}`)))
+  })
+
+const freePort = (): Promise<number> =>
+  new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolvePort(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+interface Instance {
+  readonly base: string
+  readonly child: ChildProcess
+  readonly output: () => string
+  readonly stop: () => Promise<void>
+}
+
+/** `dropshelf serve --port <p>` as a child process, resolved once it says it is serving. */
+const serve = async (env: Record<string, string>): Promise<Instance> => {
+  const port = await freePort()
+  const child = spawn(node, [mainScript, "serve", "--port", String(port)], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
+  let output = ""
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
+  const exited = new Promise<void>((resolveExit) => child.on("close", () => resolveExit()))
+  const deadline = Date.now() + 60_000
+  while (!/dropshelf: serving .* on /.test(output)) {
+    if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}: ${output}`)
+    if (Date.now() > deadline) throw new Error(`serve did not start: ${output}`)
+    await new Promise((wake) => setTimeout(wake, 100))
+  }
+  return {
+    base: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
+      await exited
+    }
+  }
+}
+
+/** Waits out the last `seconds` of a wall-clock minute, so a burst stays inside one window. */
+const awayFromMinuteEdge = async (seconds = 10) => {
+  const second = new Date().getUTCSeconds()
+  if (second >= 60 - seconds) await new Promise((wake) => setTimeout(wake, (61 - second) * 1000))
+}
+
+/** A fresh database on the server of `adminUrl`, and a way to drop it. */
+const freshDatabase = async (adminUrl: string) => {
+  const { StoreSql } = await import("@dropshelf/store-sql")
+  const onAdmin = (statement: string) =>
+    Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const context = yield* Layer.build(StoreSql.layerServerClient({ url: adminUrl }))
+      yield* Context.get(context, SqlClient.SqlClient).unsafe(statement)
+    })))
+  const name = `dropshelf_scaleout_${process.pid}_${Date.now().toString(36)}`
+  await onAdmin(`CREATE DATABASE ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => onAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
+
+/** An account on `plan` with one key, made through the CLI as an operator would. */
+const accountWithKey = async (env: Record<string, string>, plan: string, name: string) => {
+  const created = await cli(["accounts", "create", "--name", name, "--plan", plan], env)
+  const key = await cli(["keys", "create", created.id, "--name", `${name}-key`], env)
+  return { accountId: created.id as string, key: key.key as string }
+}
+
+describe.skipIf(skipScaleOut !== undefined)(
+  `three instances, one PostgreSQL, one Redis${skipScaleOut !== undefined ? ` (skipped: ${skipScaleOut})` : ""}`,
+  () => {
+    let database: { url: string; drop: () => Promise<void> } | undefined
+    const instances: Array<Instance> = []
+
+    beforeAll(async () => {
+      database = await freshDatabase(databaseUrl!)
+      const env = { DATABASE_URL: database.url, REDIS_URL: redisUrl! }
+      await cli(["migrate"], env)
+      instances.push(...await Promise.all([serve(env), serve(env), serve(env)]))
+    }, 180_000)
+
+    afterAll(async () => {
+      await Promise.all(instances.map((instance) => instance.stop()))
+      await database?.drop()
+    }, 60_000)
+
+    it("200 concurrent requests from one pro key, round-robin over three instances: exactly 60 succeed", async () => {
+      const env = { DATABASE_URL: database!.url, REDIS_URL: redisUrl! }
+      const { key } = await accountWithKey(env, "pro", "scaleout")
+      // Warm every instance (connections, Redis client) with a key of its own, so this burst
+      // measures the shared counter and not start-up.
+      const warm = await accountWithKey(env, "pro", "scaleout-warm")
+      for (const instance of instances) {
+        const response = await fetch(`${instance.base}/api/v1/me`, { headers: { authorization: `Bearer ${warm.key}` } })
+        expect(response.status).toBe(200)
+      }
+
+      await awayFromMinuteEdge(10)
+      const minute = Math.floor(Date.now() / 60_000)
+      const responses = await Promise.all(Array.from({ length: 200 }, async (_, i) => {
+        const response = await fetch(`${instances[i % 3]!.base}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })
+        const body = await response.json() as any
+        return { status: response.status, headers: response.headers, body }
+      }))
+      expect(Math.floor(Date.now() / 60_000), "the burst stayed inside one wall-clock minute").toBe(minute)
+
+      const ok = responses.filter((response) => response.status === 200)
+      const limited = responses.filter((response) => response.status === 429)
+      expect(ok).toHaveLength(60)
+      expect(limited).toHaveLength(140)
+      const remaining = ok.map((response) => Number(response.headers.get("x-ratelimit-remaining")))
+      expect(new Set(remaining).size).toBe(60)
+      expect([...remaining].sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i))
+      // Each instance got 66 or 67 of the requests: counting in-process would have let 180 through.
+      const reset = new Set(responses.map((response) => response.headers.get("x-ratelimit-reset")))
+      expect(reset.size).toBe(1)
+      for (const response of limited) {
+        expect(response.body.error.code).toBe("rate_limited")
+        const retryAfter = Number(response.headers.get("retry-after"))
+        expect(retryAfter).toBeGreaterThanOrEqual(1)
+        expect(retryAfter).toBeLessThanOrEqual(60)
+        expect(response.headers.get("x-ratelimit-remaining")).toBe("0")
+      }
+      for (const instance of instances) expect(instance.output()).not.toMatch(/Redis unreachable/)
+    }, 120_000)
+  }
+)
+
+describe("Redis unreachable", () => {
+  let dir: string | undefined
+  let instance: Instance | undefined
+
+  afterAll(async () => {
+    await instance?.stop()
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  }, 60_000)
+
+  it("a server still starts, limits in its own process, and logs the fallback once", async () => {
+    dir = mkdtempSync(join(tmpdir(), "dropshelf-scaleout-"))
+    // Embedded storage, so this runs everywhere; the storage plays no part in the fallback.
+    const storage = { DROPSHELF_DATA_DIR: join(dir, "data") }
+    const { key } = await accountWithKey(storage, "pro", "no-redis")
+    instance = await serve({ ...storage, REDIS_URL: "redis://127.0.0.1:1" })
+
+    await awayFromMinuteEdge(15)
+    const statuses: Array<number> = []
+    const remaining: Array<string | null> = []
+    for (let i = 0; i < 61; i++) {
+      const response = await fetch(`${instance.base}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })
+      statuses.push(response.status)
+      remaining.push(response.headers.get("x-ratelimit-remaining"))
+      await response.arrayBuffer()
+    }
+    expect(statuses.slice(0, 60).every((status) => status === 200)).toBe(true)
+    expect(statuses[60]).toBe(429)
+    expect(remaining.slice(0, 60)).toEqual(Array.from({ length: 60 }, (_, i) => String(59 - i)))
+    const fallbackLines = instance.output().split("\n").filter((line) => /Redis unreachable/.test(line))
+    expect(fallbackLines, instance.output().slice(0, 2000)).toHaveLength(1)
+  }, 120_000)
+})
