@@ -23,8 +23,13 @@ return { count, window + 60000 }
 `
 }).withReturnType<[number, number]>()
 
-/** How long a request waits for Redis before counting in-process instead. */
-export const REDIS_TIMEOUT_MS = 250
+/**
+ * How long a request waits for Redis before counting in-process instead. A disconnected client
+ * fails at once (no offline queue), so this only bounds a Redis that hangs; it is generous
+ * because a busy but healthy Redis must not be mistaken for a dead one (at 250 ms, a loaded
+ * two-core machine fell back mid-burst and let a few requests over the limit through).
+ */
+export const REDIS_TIMEOUT_MS = 2_000
 
 /**
  * The `RateLimiter` port on Redis. When Redis cannot be reached the request is counted by the
