@@ -74,6 +74,23 @@ export const serverTarget = async (adminUrl: string): Promise<Target> => {
   }
 }
 
+/** Children still running; a test that timed out must not leave one holding the data directory. */
+const running = new Set<ChildProcess>()
+
+const track = (child: ChildProcess) => {
+  running.add(child)
+  child.on("close", () => running.delete(child))
+}
+
+/** Kills what a failed or timed-out test left running (call in afterEach). */
+export const killStragglers = async () => {
+  const left = [...running]
+  for (const child of left) child.kill("SIGKILL")
+  await Promise.all(left.map((child) => child.exitCode !== null || child.signalCode !== null
+    ? undefined
+    : new Promise((resolveClose) => child.once("close", resolveClose))))
+}
+
 export interface RunOptions {
   readonly env?: Record<string, string>
   readonly input?: string
@@ -91,6 +108,7 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Prom
       env,
       stdio: ["pipe", "pipe", "pipe"]
     })
+    track(child)
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
@@ -126,6 +144,7 @@ export const start = (args: ReadonlyArray<string>, options: RunOptions = {}): Ru
     env,
     stdio: ["ignore", "pipe", "pipe"]
   })
+  track(child)
   let stdout = ""
   let stderr = ""
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))

@@ -1,0 +1,4 @@
+import { operatorSuite } from "./operatorSuite.ts"
+import { embeddedTarget } from "./support.ts"
+
+operatorSuite("embedded", async () => embeddedTarget())

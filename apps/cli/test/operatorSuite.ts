@@ -1,0 +1,159 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { tmpdir } from "node:os"
+import { expectOneLineFailure, freePort, killStragglers, run, runJson, start, type Target } from "./support.ts"
+
+/*
+ * The Operator interface table of product.md, checked from outside: every command run as a
+ * child process, its `--json` document, its exit code, and its one-line refusals. Each storage
+ * calls this suite from its own test file, so the two run in parallel.
+ */
+
+const listing = (fields: Record<string, unknown>) => JSON.stringify({ tier: "regular", ...fields })
+
+/** Each test runs several CLI processes of a few seconds each; a loaded machine needs the slack. */
+const TIMEOUT = { timeout: 240_000 }
+
+export const operatorSuite = (name: string, make: () => Promise<Target>) => describe(`dropshelf on ${name} storage`, TIMEOUT, () => {
+  let target: Target
+  const env = () => target.env
+
+  beforeAll(async () => {
+    target = await make()
+  })
+  afterEach(killStragglers)
+  afterAll(async () => {
+    await target.dispose()
+  })
+
+  it("migrate applies the migrations once, then has nothing to apply", async () => {
+    const first = await runJson(["migrate"], { env: env() })
+    expect(first.applied.length).toBeGreaterThan(0)
+    expect(first.applied.every((name: unknown) => typeof name === "string")).toBe(true)
+    expect(await runJson(["migrate"], { env: env() })).toEqual({ applied: [] })
+  })
+
+  it("accounts: create and set-plan (lapsed included), refusals as one line", async () => {
+    const account = await runJson(["accounts", "create", "--name", "acme", "--plan", "pro"], { env: env() })
+    expect(Object.keys(account).sort()).toEqual(["id", "plan"])
+    expect(account.plan).toBe("pro")
+    expect(typeof account.id).toBe("string")
+
+    expect(await runJson(["accounts", "set-plan", account.id, "lapsed"], { env: env() })).toEqual({ id: account.id, plan: "lapsed" })
+    expect(await runJson(["accounts", "set-plan", account.id, "business"], { env: env() })).toEqual({ id: account.id, plan: "business" })
+
+    expectOneLineFailure(await run(["accounts", "set-plan", "acct_nope", "free", "--json"], { env: env() }), 1, /^dropshelf: no account with id "acct_nope"$/)
+    expectOneLineFailure(await run(["accounts", "create", "--name", "x", "--plan", "gold", "--json"], { env: env() }), 2, /--plan/)
+    expectOneLineFailure(await run(["accounts", "create", "--plan", "free"], { env: env() }), 2, /--name/)
+  })
+
+  it("keys: created with the secret once, the plan's live-key ceiling refused, revoke frees a slot", async () => {
+    const account = await runJson(["accounts", "create", "--name", "ceiling", "--plan", "free"], { env: env() })
+    const first = await runJson(["keys", "create", account.id, "--name", "one"], { env: env() })
+    expect(Object.keys(first).sort()).toEqual(["key", "name", "prefix"])
+    expect(first.name).toBe("one")
+    expect(first.key.startsWith(first.prefix)).toBe(true)
+    expect(first.key).toMatch(/^ds_live_[A-Za-z0-9_-]{43}$/)
+    const second = await runJson(["keys", "create", account.id, "--name", "two"], { env: env() })
+    expect(second.key).not.toBe(first.key)
+
+    expectOneLineFailure(
+      await run(["keys", "create", account.id, "--name", "three", "--json"], { env: env() }),
+      1,
+      /^dropshelf: the account already has 2 live keys, the most its plan allows; revoke one first$/
+    )
+
+    expect(await runJson(["keys", "revoke", first.prefix], { env: env() })).toEqual({ revoked: first.prefix })
+    const third = await runJson(["keys", "create", account.id, "--name", "three"], { env: env() })
+    expect(third.name).toBe("three")
+
+    expectOneLineFailure(await run(["keys", "revoke", "ds_live_nothere", "--json"], { env: env() }), 1, /^dropshelf: no key with prefix "ds_live_nothere"$/)
+    expectOneLineFailure(await run(["keys", "create", "acct_nope", "--name", "x", "--json"], { env: env() }), 1, /^dropshelf: no account with id "acct_nope"$/)
+  })
+
+  it("import: good lines load, bad lines are rejected with their number and reason, re-import updates", async () => {
+    const file = join(tmpdir(), `dropshelf-import-${process.pid}-${Date.now()}.ndjson`)
+    writeFileSync(file, [
+      listing({ id: "impAAAA1", domain: "greenleaf-garden.com", estimated_value_cents: 12_000, tags: ["garden"] }),
+      "{not json",
+      "",
+      listing({ domain: "no-id-given.io", tier: "open" }),
+      listing({ id: "impAAAA2", domain: "Upper.com" }),
+      listing({ id: "impAAAA3", domain: "atlas-notes.co.uk", tier: "featured", featured_rank: 4, agent_citability: { score: 40, sources: ["x"] } }),
+      listing({ id: "impAAAA4", domain: "ok.com", surprise: true }),
+      listing({ id: "impAAAA1", domain: "greenleaf-garden.com", estimated_value_cents: 13_000 })
+    ].join("\n") + "\n")
+
+    const report = await runJson(["import", file], { env: env() })
+    expect(Object.keys(report).sort()).toEqual(["inserted", "rejected", "updated"])
+    // Line 8 repeats line 1's id: the later line wins, as an update of the row line 1 inserted.
+    expect(report.inserted).toBe(3)
+    expect(report.updated).toBe(1)
+    expect(report.rejected.map((rejection: { line: number }) => rejection.line)).toEqual([2, 5, 7])
+    for (const rejection of report.rejected) {
+      expect(Object.keys(rejection).sort()).toEqual(["error", "line"])
+      expect(rejection.error).not.toContain("\n")
+      expect(rejection.error.length).toBeGreaterThan(0)
+    }
+    expect(report.rejected[0].error).toMatch(/JSON/)
+    expect(report.rejected[1].error).toMatch(/domain/)
+
+    const again = await runJson(["import", "-"], { env: env(), input: listing({ id: "impAAAA3", domain: "atlas-notes.co.uk", tier: "open" }) + "\n" })
+    expect(again).toEqual({ inserted: 0, updated: 1, rejected: [] })
+
+    const human = await run(["import", file], { env: env() })
+    expect(human.code).toBe(0)
+    expect(human.stdout).toMatch(/line 2: /)
+
+    expectOneLineFailure(await run(["import", join(tmpdir(), "no-such-file.ndjson"), "--json"], { env: env() }), 2, /no such file/)
+    expectOneLineFailure(await run(["import", "--json"], { env: env() }), 2, /file/)
+  })
+
+  it("delist: listings leave the directory once, with a reason", async () => {
+    await runJson(["import", "-"], {
+      env: env(),
+      input: [listing({ id: "delBBBB1", domain: "sold-soon.com" }), listing({ id: "delBBBB2", domain: "blocked-soon.net" })].join("\n")
+    })
+    expect(await runJson(["delist", "delBBBB1", "--reason", "sold"], { env: env() })).toEqual({ delisted: ["delBBBB1"] })
+    const both = await runJson(["delist", "delBBBB1", "delBBBB2", "zzzzzzz9"], { env: env() })
+    expect(both).toEqual({ delisted: ["delBBBB2"] })
+    expectOneLineFailure(await run(["delist", "delBBBB2", "--reason", "gone", "--json"], { env: env() }), 2, /--reason/)
+    expectOneLineFailure(await run(["delist", "bad", "--json"], { env: env() }), 2, /listing id/)
+  })
+
+  it("masks backfill reports how many rows it changed", async () => {
+    const result = await runJson(["masks", "backfill"], { env: env() })
+    expect(Object.keys(result)).toEqual(["updated"])
+    expect(Number.isInteger(result.updated)).toBe(true)
+    // Imports compute the mask already, so nothing is left to fill.
+    expect(await runJson(["masks", "backfill"], { env: env() })).toEqual({ updated: 0 })
+  })
+
+  it("seed adds a deterministic directory: the same seed again inserts nothing new", async () => {
+    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], { env: env() })).toEqual({ inserted: 300 })
+    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], { env: env() })).toEqual({ inserted: 0 })
+    expect(await runJson(["seed", "--listings", "20", "--seed", "8"], { env: env() })).toEqual({ inserted: 20 })
+    expectOneLineFailure(await run(["seed", "--json"], { env: env() }), 2, /--listings/)
+    expectOneLineFailure(await run(["seed", "--listings", "-1", "--json"], { env: env() }), 2, /--listings/)
+  })
+
+  it("serve answers until SIGTERM, then exits 0; meanwhile the embedded data directory refuses a second process", async () => {
+    const port = await freePort()
+    const server = start(["serve", "--port", String(port)], { env: env() })
+    try {
+      await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:(\d+)/)
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`)
+      expect(health.status).toBe(200)
+      if (target.embedded) {
+        const second = await run(["migrate", "--json"], { env: env() })
+        expectOneLineFailure(second, 3, new RegExp(`in use by process ${server.child.pid}`))
+      }
+    } finally {
+      const exit = await server.stop("SIGTERM")
+      expect(exit).toEqual({ code: 0, signal: null })
+    }
+    // The lock went with the process.
+    expect(await runJson(["migrate"], { env: env() })).toEqual({ applied: [] })
+  })
+})
