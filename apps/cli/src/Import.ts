@@ -113,7 +113,9 @@ export const importNdjson = Effect.fnUntraced(function*(source: string, progress
   )
   const bytesRead = (stream: ReadStream | undefined) => stream?.bytesRead ?? 0
   const report = yield* upsertLines(lines, {
-    decode: (text) => {
+    decode: (raw) => {
+      // A byte-order mark (files saved by some Windows editors) is not part of the first line.
+      const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw
       if (text.trim() === "") return undefined
       const value = parseJson(text)
       return Result.isFailure(value) ? Result.fail(value.failure) : ImportLine.importLineToInput(value.success, now, randomIdBytes)

@@ -102,6 +102,12 @@ export const operatorSuite = (name: string, make: () => Promise<Target>) => desc
     const again = await runJson(["import", "-"], { env: env(), input: listing({ id: "impAAAA3", domain: "atlas-notes.co.uk", tier: "open" }) + "\n" })
     expect(again).toEqual({ inserted: 0, updated: 1, rejected: [] })
 
+    const windows = await runJson(["import", "-"], {
+      env: env(),
+      input: "\uFEFF" + listing({ id: "impAAAA5", domain: "saved-on-windows.com" }) + "\r\n" + listing({ id: "impAAAA6", domain: "crlf-lines.net" }) + "\r\n"
+    })
+    expect(windows).toEqual({ inserted: 2, updated: 0, rejected: [] })
+
     const human = await run(["import", file], { env: env() })
     expect(human.code).toBe(0)
     expect(human.stdout).toMatch(/line 2: /)
