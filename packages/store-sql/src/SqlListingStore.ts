@@ -49,71 +49,83 @@ export const toRecord = (row: Row): Listing.ListingRecord => ({
   wordCount: int(row.word_count)
 })
 
-/** The JSON object one input becomes for `jsonb_to_recordset`, derived columns included. */
-const toJsonRow = (input: ListingStore.ListingInput) => ({
-  id: input.id,
-  domain: input.domain,
-  tier: input.tier,
-  status: input.status,
-  discovered_at: Time.toIso(input.discoveredAt),
-  estimated_value_cents: input.estimatedValueCents,
-  published_value_cents: input.estimatedValueCents ?? Bands.REFERENCE_VALUE_CENTS,
-  category: input.category,
-  age_years: input.ageYears,
-  backlinks: input.backlinks,
-  referring_domains: input.referringDomains,
-  domain_authority: input.domainAuthority,
-  snapshots: input.snapshots,
-  directory_score: input.directoryScore,
-  spam: input.spam,
-  linked_by: input.linkedBy,
-  tags: input.tags,
-  blurb: input.blurb,
-  source: input.source,
-  agent_citability: input.agentCitability,
-  citability_score: input.agentCitability?.score ?? null,
-  featured_rank: input.featuredRank,
-  availability_checked_at: input.availabilityCheckedAt === null ? null : Time.toIso(input.availabilityCheckedAt),
-  mask_hint: input.maskHint,
-  word_count: input.wordCount,
-  tld: Masking.tldOf(input.domain),
-  search_text: ListingFilter.searchText(input)
-})
+/*
+ * The batch upsert sends one Postgres array literal per column (27 text parameters whatever the
+ * batch size) and expands them with a multi-argument `unnest`. Each literal is bound untyped and
+ * cast to text[] by the statement, so both drivers take it alike, an all-null column included;
+ * the typed casts happen per element in the SELECT. Measured against the earlier single
+ * `jsonb_to_recordset` document in docs/performance.md.
+ */
 
-const RECORDSET = `r(id text, domain text, tier text, status text, discovered_at timestamptz,
-  estimated_value_cents bigint, published_value_cents bigint, category text, age_years integer, backlinks bigint,
-  referring_domains bigint, domain_authority integer, snapshots bigint, directory_score integer, spam text,
-  linked_by jsonb, tags jsonb, blurb text, source text, agent_citability jsonb, citability_score integer,
-  featured_rank integer, availability_checked_at timestamptz, mask_hint text, word_count integer, tld text,
-  search_text text)`
+/** One element of an array literal: NULL, or the text double-quoted with `\` and `"` escaped. */
+const element = (value: string | null): string => {
+  if (value === null) return "NULL"
+  return value.includes("\\") || value.includes("\"") ? `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"` : `"${value}"`
+}
+
+const numberText = (value: number | null): string | null => (value === null ? null : String(value))
+
+type Column = readonly [name: string, type: string, text: (input: ListingStore.ListingInput) => string | null]
+
+/** The upserted columns in statement order, each with how an input becomes its text (or null). */
+const UPSERT_COLUMNS: ReadonlyArray<Column> = [
+  ["id", "text", (i) => i.id],
+  ["domain", "text", (i) => i.domain],
+  ["tier", "text", (i) => i.tier],
+  ["status", "text", (i) => i.status],
+  ["discovered_at", "timestamptz", (i) => Time.toIso(i.discoveredAt)],
+  ["estimated_value_cents", "bigint", (i) => numberText(i.estimatedValueCents)],
+  ["published_value_cents", "bigint", (i) => String(i.estimatedValueCents ?? Bands.REFERENCE_VALUE_CENTS)],
+  ["category", "text", (i) => i.category],
+  ["age_years", "integer", (i) => numberText(i.ageYears)],
+  ["backlinks", "bigint", (i) => numberText(i.backlinks)],
+  ["referring_domains", "bigint", (i) => numberText(i.referringDomains)],
+  ["domain_authority", "integer", (i) => numberText(i.domainAuthority)],
+  ["snapshots", "bigint", (i) => numberText(i.snapshots)],
+  ["directory_score", "integer", (i) => numberText(i.directoryScore)],
+  ["spam", "text", (i) => i.spam],
+  ["linked_by", "jsonb", (i) => JSON.stringify(i.linkedBy)],
+  ["tags", "jsonb", (i) => JSON.stringify(i.tags)],
+  ["blurb", "text", (i) => i.blurb],
+  ["source", "text", (i) => i.source],
+  ["agent_citability", "jsonb", (i) => (i.agentCitability === null ? null : JSON.stringify(i.agentCitability))],
+  ["citability_score", "integer", (i) => numberText(i.agentCitability?.score ?? null)],
+  ["featured_rank", "integer", (i) => numberText(i.featuredRank)],
+  ["availability_checked_at", "timestamptz", (i) =>
+    i.availabilityCheckedAt === null ? null : Time.toIso(i.availabilityCheckedAt)],
+  ["mask_hint", "text", (i) => i.maskHint],
+  ["word_count", "integer", (i) => String(i.wordCount)],
+  ["tld", "text", (i) => Masking.tldOf(i.domain)],
+  ["search_text", "text", (i) => ListingFilter.searchText(i)]
+]
+
+const UPSERT_NAMES = UPSERT_COLUMNS.map(([name]) => name).join(", ")
+const UPSERT_SELECT = UPSERT_COLUMNS.map(([name, type]) => (type === "text" ? `u.${name}` : `u.${name}::${type}`))
+  .join(", ")
+const UPSERT_SET = UPSERT_COLUMNS.filter(([name]) => name !== "id" && name !== "discovered_at")
+  .map(([name]) => `${name} = EXCLUDED.${name}`)
+  .join(", ")
+
+/** The batch as one array literal per column, in `UPSERT_COLUMNS` order. */
+export const upsertArrays = (batch: ReadonlyArray<ListingStore.ListingInput>): Array<string> =>
+  UPSERT_COLUMNS.map(([, , text]) => {
+    const parts = new Array<string>(batch.length)
+    for (let index = 0; index < batch.length; index++) parts[index] = element(text(batch[index]!))
+    return `{${parts.join(",")}}`
+  })
 
 /** `LIKE` pattern for "contains term", with the pattern characters taken literally. */
 const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
-/** The batch upsert: one statement, one JSON parameter, whatever the batch size. */
-export const upsertStatement = (sql: SqlClient.SqlClient, document: string) =>
-  sql<{ inserted: boolean }>`INSERT INTO listings (id, domain, tier, status, discovered_at,
-          estimated_value_cents, published_value_cents, category, age_years, backlinks, referring_domains,
-          domain_authority, snapshots, directory_score, spam, linked_by, tags, blurb, source, agent_citability,
-          citability_score, featured_rank, availability_checked_at, mask_hint, word_count, tld, search_text)
-        SELECT r.id, r.domain, r.tier, r.status, r.discovered_at, r.estimated_value_cents, r.published_value_cents,
-          r.category, r.age_years, r.backlinks, r.referring_domains, r.domain_authority, r.snapshots,
-          r.directory_score, r.spam, COALESCE(r.linked_by, '[]'::jsonb), COALESCE(r.tags, '[]'::jsonb), r.blurb,
-          r.source, r.agent_citability, r.citability_score, r.featured_rank, r.availability_checked_at,
-          r.mask_hint, r.word_count, r.tld, r.search_text
-        FROM jsonb_to_recordset(${document}::jsonb) AS ${sql.literal(RECORDSET)}
-        ON CONFLICT (id) DO UPDATE SET
-          domain = EXCLUDED.domain, tier = EXCLUDED.tier, status = EXCLUDED.status,
-          estimated_value_cents = EXCLUDED.estimated_value_cents,
-          published_value_cents = EXCLUDED.published_value_cents, category = EXCLUDED.category,
-          age_years = EXCLUDED.age_years, backlinks = EXCLUDED.backlinks,
-          referring_domains = EXCLUDED.referring_domains, domain_authority = EXCLUDED.domain_authority,
-          snapshots = EXCLUDED.snapshots, directory_score = EXCLUDED.directory_score, spam = EXCLUDED.spam,
-          linked_by = EXCLUDED.linked_by, tags = EXCLUDED.tags, blurb = EXCLUDED.blurb, source = EXCLUDED.source,
-          agent_citability = EXCLUDED.agent_citability, citability_score = EXCLUDED.citability_score,
-          featured_rank = EXCLUDED.featured_rank, availability_checked_at = EXCLUDED.availability_checked_at,
-          mask_hint = EXCLUDED.mask_hint, word_count = EXCLUDED.word_count, tld = EXCLUDED.tld,
-          search_text = EXCLUDED.search_text
+/**
+ * The batch upsert: one statement whatever the batch size. It never touches `discovered_at` on
+ * conflict; the trigger stamps `updated_at`; `xmax = 0` tells an insert from an update.
+ */
+export const upsertStatement = (sql: SqlClient.SqlClient, arrays: ReadonlyArray<string>) =>
+  sql<{ inserted: boolean }>`INSERT INTO listings (${sql.literal(UPSERT_NAMES)})
+        SELECT ${sql.literal(UPSERT_SELECT)}
+        FROM unnest(${sql.csv(arrays.map((array) => sql`${array}::text[]`))}) AS u(${sql.literal(UPSERT_NAMES)})
+        ON CONFLICT (id) DO UPDATE SET ${sql.literal(UPSERT_SET)}
         RETURNING (xmax = 0) AS inserted`
 
 export interface Options {
@@ -244,8 +256,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       const last = new Map<string, ListingStore.ListingInput>()
       for (const input of batch) last.set(input.id, input)
       const repeats = batch.length - last.size
-      const document = JSON.stringify([...last.values()].map(toJsonRow))
-      const rows = yield* upsertStatement(sql, document)
+      const rows = yield* upsertStatement(sql, upsertArrays([...last.values()]))
       const inserted = rows.filter((row) => row.inserted === true).length
       return { inserted, updated: rows.length - inserted + repeats }
     }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.upsert"))
