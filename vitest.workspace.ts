@@ -14,7 +14,8 @@ const projectsIn = (folder: string) =>
           name: `${folder}/${name}`,
           root: join(folder, name),
           include: ["test/**/*.test.ts"],
-          testTimeout: 60_000,
+          // Generous: the CLI and server suites start real processes, slow on a loaded two-core machine.
+          testTimeout: 180_000,
           hookTimeout: 120_000
         }
       }))

@@ -23,9 +23,21 @@ export const isListingId = (value: string): value is ListingId => listingIdPatte
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-/** Builds a listing id from 8 random bytes (the caller supplies them from a secure source). */
-export const listingIdFromBytes = (bytes: Uint8Array): ListingId => {
+/** 248 = 4 × 62: bytes at or above it are drawn again, so every character is equally likely. */
+const unbiasedBelow = alphabet.length * Math.floor(256 / alphabet.length)
+
+/**
+ * A uniformly random listing id. `randomBytes` is a secure source the caller supplies; it is
+ * called again for as long as bytes had to be discarded.
+ */
+export const randomListingId = (randomBytes: () => Uint8Array): ListingId => {
   let id = ""
-  for (let i = 0; i < 8; i++) id += alphabet[bytes[i]! % alphabet.length]
+  while (id.length < 8) {
+    for (const byte of randomBytes()) {
+      if (byte >= unbiasedBelow) continue
+      id += alphabet[byte % alphabet.length]
+      if (id.length === 8) break
+    }
+  }
   return id as ListingId
 }

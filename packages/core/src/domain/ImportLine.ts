@@ -1,7 +1,7 @@
 import { Predicate, Result, Schema } from "effect"
 import { Spam, Tier } from "./Listing.ts"
-import { listingIdFromBytes, type ListingId } from "./Ids.ts"
-import { isRegistrable, maskHint, wordCount } from "./Masking.ts"
+import { type ListingId, randomListingId } from "./Ids.ts"
+import { isRegistrable, nameShape } from "./Masking.ts"
 import type { ListingInput } from "../ports/ListingStore.ts"
 import { type Instant, parseIsoInstant } from "./Time.ts"
 
@@ -55,19 +55,19 @@ const containsNul = (value: unknown): boolean => {
 
 /**
  * Turns one parsed NDJSON value into a listing to upsert, or a one-line reason.
- * `randomId` supplies 8 random bytes for a line without an id.
+ * `randomBytes` is a secure source of random bytes, used for a line without an id.
  */
 export const importLineToInput = (
   value: unknown,
   now: Instant,
-  randomId: () => Uint8Array
+  randomBytes: () => Uint8Array
 ): Result.Result<ListingInput, string> => {
   // Postgres cannot store U+0000 in text or jsonb; refusing the line keeps the rest of its batch.
   if (containsNul(value)) return Result.fail("strings may not contain the NUL character (\\u0000)")
   const decoded = decodeLine(value)
   if (Result.isFailure(decoded)) return Result.fail(decoded.failure.message.replace(/\s+/g, " "))
   const line = decoded.success
-  const id: ListingId = line.id !== undefined ? (line.id as ListingId) : listingIdFromBytes(randomId())
+  const id: ListingId = line.id !== undefined ? (line.id as ListingId) : randomListingId(randomBytes)
   return Result.succeed({
     id,
     domain: line.domain,
@@ -90,7 +90,6 @@ export const importLineToInput = (
     agentCitability: line.agent_citability ?? null,
     featuredRank: line.featured_rank ?? null,
     availabilityCheckedAt: line.availability_checked_at !== undefined ? parseIsoInstant(line.availability_checked_at)! : null,
-    maskHint: maskHint(line.domain),
-    wordCount: wordCount(line.domain)
+    ...nameShape(line.domain)
   })
 }

@@ -51,7 +51,7 @@ const segmentWords = (segment: string): ReadonlyArray<string> => {
 /** The words of a label, in order, across its hyphens. */
 export const labelWords = (label: string): ReadonlyArray<string> => label.split("-").flatMap(segmentWords)
 
-export const wordCount = (domain: string): number => labelWords(splitName(domain).label).length
+export const wordCount = (domain: string): number => nameShape(domain).wordCount
 
 /**
  * Keeps the true length, the first character, the hyphens, the public suffix and the last word
@@ -59,7 +59,13 @@ export const wordCount = (domain: string): number => labelWords(splitName(domain
  * label (one word, or a first letter plus a last word that covers the rest) the last word is
  * masked too; a one-character label is masked entirely.
  */
-export const maskHint = (domain: string): string => {
+export const maskHint = (domain: string): string => nameShape(domain).maskHint
+
+/**
+ * The public shape of a name: `mask_hint` and `word_count` from one segmentation of the label
+ * (segmenting is most of an import's CPU time, so it is done once per name).
+ */
+export const nameShape = (domain: string): { readonly maskHint: string; readonly wordCount: number } => {
   const { label, suffix } = splitName(domain)
   const kept = new Array<boolean>(label.length).fill(false)
   for (let i = 0; i < label.length; i++) if (label[i] === "-") kept[i] = true
@@ -76,7 +82,7 @@ export const maskHint = (domain: string): string => {
   }
   let masked = ""
   for (let i = 0; i < label.length; i++) masked += kept[i] ? label[i] : "*"
-  return masked + suffix
+  return { maskHint: masked + suffix, wordCount: words.length }
 }
 
 /** Length shape of the label (without suffix): the fallback when `mask_hint` predates the backfill. */
