@@ -19,6 +19,8 @@ export interface DropshelfConfig {
   readonly dataDir: string
   /** Unset: rate-limit counters in this process. */
   readonly redisUrl: string | undefined
+  /** `count-only` (DROPSHELF_RATE_LIMIT, benchmarks only): count every request, refuse none. */
+  readonly rateLimitMode: "enforce" | "count-only"
 }
 
 const optionalString = (name: string) =>
@@ -32,7 +34,8 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   databaseUrl: optionalString("DATABASE_URL"),
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? StoreSql.DEFAULT_DATA_DIR)),
-  redisUrl: optionalString("REDIS_URL")
+  redisUrl: optionalString("REDIS_URL"),
+  rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce"))
 })
 
 /** Where the configured storage lives, for messages. */
@@ -75,8 +78,19 @@ export const operatorLayer = (config: DropshelfConfig): Layer.Layer<OperatorServ
  * balancer share one counter per key (falling back to this process while Redis is unreachable);
  * in this process otherwise.
  */
-export const rateLimiterLayer = (config: DropshelfConfig): Layer.Layer<RateLimiter.RateLimiter> =>
-  config.redisUrl !== undefined ? RateLimitRedis.layer(config.redisUrl) : RateLimiter.layerInProcess
+export const rateLimiterLayer = (config: DropshelfConfig): Layer.Layer<RateLimiter.RateLimiter> => {
+  const counting = config.redisUrl !== undefined ? RateLimitRedis.layer(config.redisUrl) : RateLimiter.layerInProcess
+  if (config.rateLimitMode === "enforce") return counting
+  return Layer.effect(
+    RateLimiter.RateLimiter,
+    Effect.gen(function*() {
+      yield* Effect.logWarning(
+        "DROPSHELF_RATE_LIMIT=count-only: requests are counted but never refused. For benchmarks only."
+      )
+      return RateLimiter.countOnly(yield* RateLimiter.RateLimiter)
+    })
+  ).pipe(Layer.provide(counting))
+}
 
 /** What the API server runs against: the directory and operator use cases, rate limits, migrated storage. */
 export type ServerServices =

@@ -37,3 +37,12 @@ export const makeInProcess = Effect.sync(() => {
 })
 
 export const layerInProcess = Layer.effect(RateLimiter, makeInProcess)
+
+/**
+ * For benchmarks only: every request is still counted (the limiter stays on the measured path)
+ * but none is refused, so a load test measures the service rather than 429s.
+ */
+export const countOnly = (limiter: RateLimiter["Service"]): RateLimiter["Service"] =>
+  RateLimiter.of({
+    hit: (keyId, limit) => Effect.map(limiter.hit(keyId, limit), (decision) => ({ ...decision, allowed: true }))
+  })
