@@ -135,31 +135,9 @@ const initial = statements(
   )`
 )
 
-/*
- * Bulk import on the server was bound by index maintenance, not by the statement: measured on
- * PostgreSQL 15, the trigram GIN alone cost about 65 µs a row (pg_trgm extracts ~70 trigrams
- * from each search text, fast-update pending list or not) and each further b-tree about 7 µs,
- * against ~20 µs for the heap, the primary key, the two keyset indexes and the trigger.
- * These indexes narrowed no page query enough to pay for that: `q`, tld, category, source,
- * price, score, checked and open-tier pages are keyset scans that stop after `limit + 1`
- * matches, in id order on the primary key or in latest order on listings_latest.
- * docs/performance.md has the figures and what it costs a search for a rare term.
- */
-const leanIndexes = statements(
-  `DROP INDEX IF EXISTS listings_search`,
-  `DROP INDEX IF EXISTS listings_tld`,
-  `DROP INDEX IF EXISTS listings_category`,
-  `DROP INDEX IF EXISTS listings_source`,
-  `DROP INDEX IF EXISTS listings_price`,
-  `DROP INDEX IF EXISTS listings_score`,
-  `DROP INDEX IF EXISTS listings_checked`,
-  `DROP INDEX IF EXISTS listings_open`
-)
-
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_initial": initial,
-  "0002_lean_indexes": leanIndexes
+  "0001_initial": initial
 }
 
 const run = Migrator.make({})
