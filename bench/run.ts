@@ -125,9 +125,15 @@ const load = (port: number, key: string, requests: ReadonlyArray<{ method?: stri
     requests
   })], { encoding: "utf8" }))
 
-const getJson = async (port: number, key: string, path: string) => {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${key}` } })
-  return { body: await response.text(), status: response.status }
+/** One GET; retried once when the server closed an idle keep-alive connection just as it was reused. */
+const getJson = async (port: number, key: string, path: string, retry = true): Promise<{ body: string; status: number }> => {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${key}` } })
+    return { body: await response.text(), status: response.status }
+  } catch (error) {
+    if (!retry) throw error
+    return getJson(port, key, path, false)
+  }
 }
 
 const businessKey = (databaseName: string) => {
