@@ -93,12 +93,21 @@ const waitFor = async (url: string) => {
   throw new Error(`${url} did not answer`)
 }
 
+/** Servers this run started, stopped however the run ends so that none outlives it. */
+const children = new Set<ChildProcess>()
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGTERM")
+})
+
 const startServer = async (databaseName: string, port: number): Promise<ChildProcess> => {
   const child = spawn(node, [cli, "serve", "--port", String(port)], {
     env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only" },
     stdio: ["ignore", "ignore", "inherit"]
   })
+  children.add(child)
+  child.once("exit", () => children.delete(child))
   await waitFor(`http://127.0.0.1:${port}/healthz`)
+  if (child.exitCode !== null) throw new Error(`the server on port ${port} exited at start (is the port taken?)`)
   return child
 }
 
@@ -169,6 +178,7 @@ const main = async () => {
   const bodyFile = join(work, "page.json")
   writeFileSync(bodyFile, first.body)
   const ceilingProcess = spawn(node, [join(import.meta.dirname, "ceiling.ts"), bodyFile], { stdio: ["ignore", "pipe", "inherit"] })
+  children.add(ceilingProcess)
   const ceilingPort = Number(await new Promise<string>((resolve) => ceilingProcess.stdout!.once("data", (data) => resolve(String(data)))))
   const ceiling = load(ceilingPort, key, [{ path: "/api/v1/domains" }])
   ceilingProcess.kill("SIGTERM")
