@@ -102,15 +102,12 @@ export class Directory extends Context.Service<Directory, {
           return yield* new Unauthorized({ message: "The API key is not known or has been revoked" })
         }
         const now = yield* Clock.currentTimeMillis
-        if (found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS) {
-          yield* keys.touch(found.key.id, now)
-        }
+        const due = found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS
+        if (due) yield* keys.touch(found.key.id, now)
         return {
           accountId: found.account.id,
           plan: effectivePlan(found.account.plan),
-          key: found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS
-            ? { ...found.key, lastUsedAt: now }
-            : found.key
+          key: due ? { ...found.key, lastUsedAt: now } : found.key
         } satisfies Caller
       })
 
