@@ -14,8 +14,8 @@ import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { seedLines } from "../apps/cli/src/Seed.ts"
+import { databaseUrl, psql, seconds, serverUrl } from "./postgres.ts"
 
-const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000)
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
@@ -25,13 +25,6 @@ const node = process.execPath
 const cli = join(import.meta.dirname, "..", "apps", "cli", "src", "main.ts")
 const work = mkdtempSync(join(tmpdir(), "dropshelf-bench-"))
 
-const databaseUrl = (name: string) => {
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-const psql = (sql: string, database = "postgres") =>
-  execFileSync("psql", [databaseUrl(database), "-Atqc", sql], { encoding: "utf8" }).trim()
 
 const dropshelf = (databaseName: string, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) =>
   JSON.parse(execFileSync(node, [cli, ...args, "--json"], {
@@ -40,7 +33,6 @@ const dropshelf = (databaseName: string, args: ReadonlyArray<string>, extraEnv: 
     maxBuffer: 64 * 1024 * 1024
   }))
 
-const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 
 /** A database holding exactly `count` seeded listings, made once and reused by later runs. */
 const ensureDirectory = (count: number) => {

@@ -20,26 +20,17 @@ import { SqlClient } from "effect/sql"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { execFileSync } from "node:child_process"
 import { seedLines } from "../apps/cli/src/Seed.ts"
+import { databaseUrl, psql, seconds } from "./postgres.ts"
 // By path, not by package name, so a copy of this file in a worktree of an older commit measures that commit.
 import { StoreSql } from "../packages/store-sql/src/index.ts"
 
-const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const UPSERT_ROWS = Number(process.env.BENCH_UPSERT_ROWS ?? 50_000)
 const BATCHES = (process.env.BENCH_BATCHES ?? "2000,5000,10000").split(",").map(Number)
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 200)
 const NOW = Date.now()
 
-const databaseUrl = (name: string) => {
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-const psql = (sql: string, database = "postgres") =>
-  execFileSync("psql", [databaseUrl(database), "-Atqc", sql], { encoding: "utf8" }).trim()
 
-const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
 
 /** Synthetic inputs exactly as `dropshelf import` would decode the seed's lines. */
 function* inputs(count: number, seed: number): Generator<Port.ListingInput> {
