@@ -135,9 +135,38 @@ const initial = statements(
   )`
 )
 
+/*
+ * 0002: updated_at becomes a strict row version: a write in the same millisecond as the row's
+ * previous one moves it 1 ms past it, so (id, updated_at) names one content of a row and the
+ * listing cache (SqlListingStore) can trust it. And a revoked key or a changed plan notifies
+ * `dropshelf_auth`, so every server drops its cached key look-ups at once (AuthCache).
+ */
+const rowVersionAndAuthNotify = statements(
+  `CREATE OR REPLACE FUNCTION dropshelf_stamp_updated_at() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    NEW.updated_at := date_trunc('milliseconds', clock_timestamp());
+    IF TG_OP = 'UPDATE' AND NEW.updated_at <= OLD.updated_at THEN
+      NEW.updated_at := OLD.updated_at + interval '1 millisecond';
+    END IF;
+    RETURN NEW;
+  END
+  $$`,
+  `CREATE FUNCTION dropshelf_notify_auth() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('dropshelf_auth', TG_TABLE_NAME);
+    RETURN NULL;
+  END
+  $$`,
+  `CREATE TRIGGER api_keys_notify_auth AFTER UPDATE OF revoked_at ON api_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION dropshelf_notify_auth()`,
+  `CREATE TRIGGER accounts_notify_auth AFTER UPDATE OF plan ON accounts
+    FOR EACH STATEMENT EXECUTE FUNCTION dropshelf_notify_auth()`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_initial": initial
+  "0001_initial": initial,
+  "0002_row_version_and_auth_notify": rowVersionAndAuthNotify
 }
 
 const run = Migrator.make({})

@@ -1,6 +1,7 @@
 import { Errors, type Ids, KeyStore, type Time } from "@dropshelf/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { AuthCache } from "./AuthCache.ts"
 import { toAccount } from "./SqlAccountStore.ts"
 import { instant, instantOrNull, int, toDate } from "./Rows.ts"
 
@@ -32,6 +33,7 @@ class LimitReached {
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const cache = yield* AuthCache
   const columns = sql.literal(KEY_COLUMNS)
 
   const create = (request: {
@@ -60,7 +62,7 @@ export const make = Effect.gen(function*() {
       Effect.catchTag("SqlError", Effect.die)
     )
 
-  const findByDigest = (digest: string) =>
+  const lookUp = (digest: string) =>
     sql<Row>`SELECT k.id, k.account_id, k.name, k.prefix, k.digest, k.created_at, k.last_used_at, k.revoked_at,
         a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.created_at AS a_created_at
       FROM api_keys k JOIN accounts a ON a.id = k.account_id
@@ -69,14 +71,30 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /** Reused from AuthCache while fresh; unknown digests are never remembered. */
+  const findByDigest = (digest: string) =>
+    Effect.suspend(() => {
+      const cached = cache.get(digest)
+      if (cached !== undefined) return Effect.succeed(cached)
+      const generation = cache.generation()
+      return Effect.map(lookUp(digest), (found) => {
+        if (found !== undefined) cache.set(digest, found, generation)
+        return found
+      })
+    })
+
   const touch = (id: Ids.KeyId, at: Time.Instant) =>
-    sql`UPDATE api_keys SET last_used_at = ${toDate(at)} WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+    sql`UPDATE api_keys SET last_used_at = ${toDate(at)} WHERE id = ${id}`.pipe(
+      Effect.orDie,
+      Effect.map(() => cache.touched(id, at))
+    )
 
   /** Revoking a revoked key keeps its first revocation time. */
   const revoke = (prefix: string, at: Time.Instant) =>
     Effect.gen(function*() {
       const rows = yield* sql<Row>`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ${toDate(at)})
         WHERE prefix = ${prefix} RETURNING ${columns}`.pipe(Effect.orDie)
+      cache.invalidate()
       if (rows[0] === undefined) return yield* new Errors.KeyNotFound({ prefix })
       return toKey(rows[0])
     })

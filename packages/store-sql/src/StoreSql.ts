@@ -3,10 +3,11 @@ import { btree_gist } from "@electric-sql/pglite/contrib/btree_gist"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import { AccountStore, HoldStore, KeyStore, ListingStore, RevealStore } from "@dropshelf/core"
 import { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Cause, Config, Duration, Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import { join, resolve } from "node:path"
+import * as AuthCache from "./AuthCache.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as Migrations from "./Migrations.ts"
 import * as PgliteClient from "./PgliteClient.ts"
@@ -36,13 +37,45 @@ export class StoreOpenError extends Schema.TaggedError<StoreOpenError>()("StoreO
 /** Default embedded data directory, relative to the working directory. */
 export const DEFAULT_DATA_DIR = "./.dropshelf"
 
-/** The five ports over whatever SqlClient is in context (migrations are not run here). */
-export const layerStores: Layer.Layer<Stores, never, SqlClient.SqlClient> = Layer.mergeAll(
+/**
+ * The five ports over whatever SqlClient is in context (migrations are not run here), with the
+ * key look-up cache they share.
+ */
+export const layerStores: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlClient.SqlClient> = Layer.mergeAll(
   SqlListingStore.layer,
   SqlRevealStore.layer,
   SqlHoldStore.layer,
   SqlAccountStore.layer,
   SqlKeyStore.layer
+).pipe(Layer.provideMerge(AuthCache.AuthCache.layer))
+
+/**
+ * Drops the cached key look-ups whenever the database announces a revoked key or a changed
+ * plan (a trigger of migration 0002 notifies `dropshelf_auth`), so an operator's change made
+ * from another process takes effect on this server at once. While the listening connection is
+ * down, a look-up lives out its TTL (AuthCache.TTL_MS); the cache is cleared again on reconnecting.
+ */
+export const layerAuthListener: Layer.Layer<never, never, PgClient.PgClient | AuthCache.AuthCache> = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const pg = yield* PgClient.PgClient
+    const cache = yield* AuthCache.AuthCache
+    const session = Effect.gen(function*() {
+      const notifications = yield* pg.listen(AuthCache.CHANNEL)
+      cache.invalidate()
+      while (true) {
+        yield* Queue.take(notifications)
+        cache.invalidate()
+      }
+    }).pipe(Effect.scoped)
+    yield* session.pipe(
+      Effect.catchCause((cause) =>
+        Effect.logWarning(`dropshelf: not listening for key and plan changes; retrying in 1 s: ${oneLine(Cause.squash(cause))}`)
+      ),
+      Effect.andThen(Effect.sleep(Duration.seconds(1))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  })
 )
 
 /** Applies pending migrations; returns the names applied by this call. */
@@ -110,12 +143,12 @@ export const layerPgliteClient = (options: { readonly dataDir: string }): Layer.
     })
   )
 
-/** The SqlClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open. */
-export const layerServerClient = (
+/** The PgClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open. */
+export const layerPgClient = (
   options: { readonly url: string; readonly maxConnections?: number }
-): Layer.Layer<SqlClient.SqlClient, StoreOpenError> =>
+): Layer.Layer<PgClient.PgClient, StoreOpenError> =>
   Layer.effect(
-    SqlClient.SqlClient,
+    PgClient.PgClient,
     Effect.gen(function*() {
       const client = yield* PgClient.make({
         url: Redacted.make(options.url),
@@ -123,7 +156,7 @@ export const layerServerClient = (
         ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections })
       })
       yield* client`SELECT 1`
-      return client as SqlClient.SqlClient
+      return client
     }).pipe(
       Effect.mapError((cause) =>
         new StoreOpenError({ reason: "ConnectionFailed", message: `Could not connect to DATABASE_URL: ${oneLine(cause)}` })
@@ -132,6 +165,19 @@ export const layerServerClient = (
     )
   )
 
+const sqlClientOfPg = Layer.effect(
+  SqlClient.SqlClient,
+  Effect.gen(function*() {
+    const client: SqlClient.SqlClient = yield* PgClient.PgClient
+    return client
+  })
+)
+
+/** The SqlClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open. */
+export const layerServerClient = (
+  options: { readonly url: string; readonly maxConnections?: number }
+): Layer.Layer<SqlClient.SqlClient, StoreOpenError> => sqlClientOfPg.pipe(Layer.provide(layerPgClient(options)))
+
 const withStores = <E>(client: Layer.Layer<SqlClient.SqlClient, E>): Layer.Layer<Services, E> =>
   layerStores.pipe(Layer.provideMerge(client))
 
@@ -139,9 +185,16 @@ const withStores = <E>(client: Layer.Layer<SqlClient.SqlClient, E>): Layer.Layer
 export const layerPglite = (options: { readonly dataDir: string }): Layer.Layer<Services, StoreOpenError> =>
   withStores(layerPgliteClient(options))
 
-/** Server deployment: the five ports and the SqlClient over the PostgreSQL at `url`. */
+/**
+ * Server deployment: the five ports and the SqlClient over the PostgreSQL at `url`, listening
+ * for key and plan changes made by other processes.
+ */
 export const layerServer = (options: { readonly url: string; readonly maxConnections?: number }): Layer.Layer<Services, StoreOpenError> =>
-  withStores(layerServerClient(options))
+  layerAuthListener.pipe(
+    Layer.provideMerge(layerStores),
+    Layer.provideMerge(sqlClientOfPg),
+    Layer.provideMerge(layerPgClient(options))
+  )
 
 /** `DATABASE_URL` set (non-empty): the server; otherwise PGlite in `DROPSHELF_DATA_DIR` (default `./.dropshelf`). */
 export const layerFromEnv: Layer.Layer<Services, StoreOpenError> = Layer.unwrap(

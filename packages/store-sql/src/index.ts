@@ -5,3 +5,5 @@
 export * as StoreSql from "./StoreSql.ts"
 export * as PgliteClient from "./PgliteClient.ts"
 export * as DataDirLock from "./DataDirLock.ts"
+export * as AuthCache from "./AuthCache.ts"
+export * as ListingCache from "./ListingCache.ts"

@@ -1,0 +1,155 @@
+import { AccountStore, KeyStore, ListingStore } from "@dropshelf/core"
+import { Fixtures } from "@dropshelf/core/testing"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as AuthCache from "../src/AuthCache.ts"
+import { StoreSql } from "../src/index.ts"
+import { closePglite, DATABASE_URL, pgliteStores, serverDatabase, serverStores } from "./support.ts"
+
+/*
+ * The adapter keeps decoded listings by (id, updated_at) and key look-ups for a few seconds
+ * (docs/performance.md). Neither may ever show a caller something the database no longer says.
+ */
+
+const T0 = Date.UTC(2026, 5, 1, 12)
+
+const pageRequest = (now: number): ListingStore.PageRequest => ({
+  order: "id",
+  after: undefined,
+  limit: 50,
+  filters: {},
+  visibleBefore: now,
+  since: undefined,
+  now
+})
+
+const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
+  const run = <A, E>(effect: Effect.Effect<A, E, StoreSql.Services>) => Effect.provide(effect, layer())
+
+  it.live("a page read before a write never hides the write: upsert, availability stamp and delisting", () =>
+    run(Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      const now = Date.now()
+      yield* listings.upsert([Fixtures.listingInput("CACHE001"), Fixtures.listingInput("CACHE002")])
+      const first = yield* listings.page(pageRequest(now))
+      assert.deepStrictEqual(first.rows.map((row) => row.blurb), ["A name with history", "A name with history"])
+      // Read again: served from the cache, the same objects.
+      const again = yield* listings.page(pageRequest(now))
+      assert.strictEqual(again.rows[0], first.rows[0])
+
+      yield* listings.upsert([Fixtures.listingInput("CACHE001", { blurb: "Rewritten", backlinks: 9_999 })])
+      const rewritten = yield* listings.page(pageRequest(now))
+      assert.strictEqual(rewritten.rows[0]!.blurb, "Rewritten")
+      assert.strictEqual(rewritten.rows[0]!.backlinks, 9_999)
+      assert.strictEqual(rewritten.rows[1], first.rows[1])
+
+      yield* listings.stampAvailability("CACHE002" as never, T0 + 5)
+      const stamped = yield* listings.page(pageRequest(now))
+      assert.strictEqual(stamped.rows[1]!.availabilityCheckedAt, T0 + 5)
+
+      yield* listings.delist(["CACHE001" as never], "sold")
+      const afterDelist = yield* listings.page(pageRequest(now))
+      assert.deepStrictEqual(afterDelist.rows.map((row) => row.id), ["CACHE002"])
+      assert.strictEqual((yield* listings.find("CACHE001" as never))!.status, "sold")
+    })))
+
+  it.live("updated_at is a row version: every write moves it, even several in one millisecond", () =>
+    run(Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      const versions: Array<number> = []
+      for (let write = 0; write < 25; write++) {
+        yield* listings.upsert([Fixtures.listingInput("VERSION1", { backlinks: write })])
+        versions.push((yield* listings.find("VERSION1" as never))!.updatedAt)
+      }
+      for (let index = 1; index < versions.length; index++) {
+        assert.isAbove(versions[index]!, versions[index - 1]!, `write ${index}`)
+      }
+    })))
+
+  it.live("a key revoked or a plan changed in this process is seen by the very next look-up", () =>
+    run(Effect.gen(function*() {
+      const accounts = yield* AccountStore.AccountStore
+      const keys = yield* KeyStore.KeyStore
+      const account = yield* accounts.create({ name: "Cached", plan: "free", at: T0 })
+      yield* keys.create({ accountId: account.id, name: "k", prefix: "ds_live_cache001", digest: "cache-digest", liveLimit: 2, at: T0 })
+      assert.strictEqual((yield* keys.findByDigest("cache-digest"))!.account.plan, "free")
+      yield* accounts.setPlan(account.id, "business")
+      assert.strictEqual((yield* keys.findByDigest("cache-digest"))!.account.plan, "business")
+      yield* keys.touch((yield* keys.findByDigest("cache-digest"))!.key.id, T0 + 60_000)
+      assert.strictEqual((yield* keys.findByDigest("cache-digest"))!.key.lastUsedAt, T0 + 60_000)
+      yield* keys.revoke("ds_live_cache001", T0 + 1)
+      assert.strictEqual((yield* keys.findByDigest("cache-digest"))!.key.revokedAt, T0 + 1)
+    })))
+}
+
+describe("sql (pglite) caches", () => {
+  afterAll(closePglite)
+  caches(() => pgliteStores)
+})
+
+describe("AuthCache", () => {
+  const found = (plan: "free" | "pro") => ({
+    key: { id: "k1", accountId: "a1", name: "k", prefix: "p", digest: "d", createdAt: 0, lastUsedAt: null, revokedAt: null },
+    account: { id: "a1", name: "a", plan, createdAt: 0 }
+  }) as unknown as AuthCache.Found
+
+  it("forgets a look-up after its TTL, and never stores one read before an invalidation", () => {
+    let clock = 0
+    const cache = AuthCache.make(() => clock)
+    cache.set("d", found("free"), cache.generation())
+    clock = AuthCache.TTL_MS - 1
+    assert.strictEqual(cache.get("d")?.account.plan, "free")
+    clock = AuthCache.TTL_MS
+    assert.isUndefined(cache.get("d"))
+
+    const readBefore = cache.generation()
+    cache.invalidate()
+    cache.set("d", found("free"), readBefore)
+    assert.isUndefined(cache.get("d"))
+  })
+})
+
+describe.skipIf(DATABASE_URL === undefined)(
+  `sql (server) caches${DATABASE_URL === undefined ? " (skipped: DATABASE_URL not set)" : ""}`,
+  () => {
+    let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
+    beforeAll(async () => {
+      database = await serverDatabase(DATABASE_URL!)
+    })
+    afterAll(async () => {
+      await database?.drop()
+    })
+    caches(() => serverStores(() => database!.url))
+
+    it.live("a plan changed or a key revoked by another process reaches a cached look-up at once (dropshelf_auth)", () =>
+      Effect.gen(function*() {
+        const url = database!.url
+        yield* Effect.provide(StoreSql.migrate, StoreSql.layerServer({ url }))
+        // Two deployments on one database: `operator` writes, `server` has the look-up cached.
+        const operator = yield* Layer.build(Layer.fresh(StoreSql.layerServer({ url })))
+        const server = yield* Layer.build(Layer.fresh(StoreSql.layerServer({ url })))
+        const onOperator = <A, E>(effect: Effect.Effect<A, E, StoreSql.Services>) => Effect.provide(effect, operator)
+        const lookUp = Effect.provide(KeyStore.KeyStore.use((keys) => keys.findByDigest("notify-digest")), server)
+
+        const account = yield* onOperator(AccountStore.AccountStore.use((accounts) => accounts.create({ name: "N", plan: "free", at: T0 })))
+        yield* onOperator(KeyStore.KeyStore.use((keys) =>
+          keys.create({ accountId: account.id, name: "k", prefix: "ds_live_notify01", digest: "notify-digest", liveLimit: 2, at: T0 })
+        ))
+        assert.strictEqual((yield* lookUp)!.account.plan, "free")
+
+        // Well inside the cache's TTL: only the notification can make the server read again.
+        const seen = <A>(read: Effect.Effect<A>, done: (value: A) => boolean) =>
+          Effect.gen(function*() {
+            for (let attempt = 0; attempt < 40; attempt++) {
+              if (done(yield* read)) return true
+              yield* Effect.sleep("50 millis")
+            }
+            return false
+          })
+        yield* onOperator(AccountStore.AccountStore.use((accounts) => accounts.setPlan(account.id, "pro")))
+        assert.isTrue(yield* seen(lookUp, (found) => found?.account.plan === "pro"), "the plan change was not seen within 2 s")
+        yield* onOperator(KeyStore.KeyStore.use((keys) => keys.revoke("ds_live_notify01", T0 + 1)))
+        assert.isTrue(yield* seen(lookUp, (found) => found?.key.revokedAt === T0 + 1), "the revocation was not seen within 2 s")
+      }).pipe(Effect.scoped))
+  }
+)
