@@ -34,10 +34,11 @@ import {
   type ListingRecord,
   type ListingView,
   type PageView,
+  type ReaderPage,
+  type ReaderRow,
   type RevealedListingView,
   toListingView,
-  toTombstoneView,
-  type TombstoneView
+  toPageView
 } from "./domain/Listing.ts"
 import { decodeListQuery, type RawQuery } from "./domain/ListQuery.ts"
 import type { MeView } from "./domain/Me.ts"
@@ -71,7 +72,11 @@ export class Directory extends Context.Service<Directory, {
   readonly authenticate: (secret: string | undefined) => Effect.Effect<Caller, Unauthorized>
   readonly me: (caller: Caller, rate: RateDecision) => Effect.Effect<MeView>
   readonly list: (caller: Caller, query: RawQuery) => Effect.Effect<PageView, ListError>
+  /** `list` before publishing: the records and what this caller is told of each (`ListingJson.pageJson` renders it). */
+  readonly readPage: (caller: Caller, query: RawQuery) => Effect.Effect<ReaderPage, ListError>
   readonly get: (caller: Caller, id: string) => Effect.Effect<ListingView, ListingNotFound>
+  /** `get` before publishing (`ListingJson.rowJson` renders it). */
+  readonly read: (caller: Caller, id: string) => Effect.Effect<ReaderRow & { readonly _tag: "Listing" }, ListingNotFound>
   readonly reveal: (caller: Caller, id: string) => Effect.Effect<RevealedListingView, RevealError>
   readonly hold: (caller: Caller, id: string) => Effect.Effect<HoldResponse, HoldError>
   readonly extend: (caller: Caller, holdId: string) => Effect.Effect<HoldResponse, ExtendError>
@@ -148,8 +153,8 @@ export class Directory extends Context.Service<Directory, {
       const holdStateFor = (caller: Caller, hold: HoldRecord | undefined): HoldState =>
         hold === undefined ? "none" : hold.accountId === caller.accountId ? "mine" : "other"
 
-      /** Views of active rows for one reader: two batched look-ups per page, whatever its size. */
-      const viewsFor = Effect.fnUntraced(function*(
+      /** Rows for one reader: two batched look-ups per page, whatever its size (one on a plan with no ceiling). */
+      const readerRowsFor = Effect.fnUntraced(function*(
         caller: Caller,
         rows: ReadonlyArray<ListingRecord>,
         now: Instant
@@ -162,22 +167,26 @@ export class Directory extends Context.Service<Directory, {
         const revealed = undisclosedIds.length === 0
           ? new Set<string>()
           : yield* reveals.revealedAmong(caller.accountId, undisclosedIds)
-        return rows.map((row): ListingView | TombstoneView => {
-          if (isTombstone(row.status)) return toTombstoneView(row)
+        return rows.map((row): ReaderRow => {
+          if (isTombstone(row.status)) return { _tag: "Tombstone", listing: row }
           const hold = running.get(row.id)
           const holdState = holdStateFor(caller, hold)
-          return toListingView(row, {
-            disclosed: isNameDisclosed({ plan: caller.plan, tier: row.tier, holdState, revealed: revealed.has(row.id) }),
-            holdState,
-            holdExpiresAt: hold?.expiresAt ?? null
-          })
+          return {
+            _tag: "Listing",
+            listing: row,
+            reader: {
+              disclosed: isNameDisclosed({ plan: caller.plan, tier: row.tier, holdState, revealed: revealed.has(row.id) }),
+              holdState,
+              holdExpiresAt: hold?.expiresAt ?? null
+            }
+          }
         })
       })
 
       const positionAfter = (row: ListingRecord, order: "id" | "latest"): CursorPosition =>
         order === "id" ? { order, id: row.id } : { order, discoveredAt: row.discoveredAt, id: row.id }
 
-      const list = Effect.fn("Directory.list")(function*(caller: Caller, raw: RawQuery) {
+      const readPage = Effect.fn("Directory.readPage")(function*(caller: Caller, raw: RawQuery) {
         const query = yield* Effect.fromResult(decodeListQuery(raw))
         if (query.since !== undefined && !caller.plan.sinceFeed) {
           return yield* new UpgradeRequired({
@@ -218,20 +227,24 @@ export class Directory extends Context.Service<Directory, {
           since: query.since,
           now
         })
-        const data = yield* viewsFor(caller, page.rows, now)
+        const rows = yield* readerRowsFor(caller, page.rows, now)
         const last = page.rows[page.rows.length - 1]
         const nextCursor = page.hasMore && last !== undefined
           ? yield* cursors.issue(positionAfter(last, query.order))
           : null
-        return { data, next_cursor: nextCursor, has_more: nextCursor !== null, synced_at: toIso(syncedAt) } satisfies PageView
+        return { rows, nextCursor, syncedAt } satisfies ReaderPage
       })
 
-      const get = Effect.fn("Directory.get")(function*(caller: Caller, id: string) {
+      const list = (caller: Caller, raw: RawQuery) => Effect.map(readPage(caller, raw), toPageView)
+
+      const read = Effect.fn("Directory.read")(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
         const listing = yield* findVisible(caller, id, now)
-        const [view] = yield* viewsFor(caller, [listing], now)
-        return view as ListingView
+        const [row] = yield* readerRowsFor(caller, [listing], now)
+        return row as ReaderRow & { readonly _tag: "Listing" }
       })
+
+      const get = (caller: Caller, id: string) => Effect.map(read(caller, id), (row) => toListingView(row.listing, row.reader))
 
       const reveal = Effect.fn("Directory.reveal")(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
@@ -334,7 +347,7 @@ export class Directory extends Context.Service<Directory, {
         return { data: records.map((record) => toHoldView(record, now, caller.plan)) } satisfies HoldList
       })
 
-      return Directory.of({ authenticate, me, list, get, reveal, hold, extend, end, holds })
+      return Directory.of({ authenticate, me, list, readPage, get, read, reveal, hold, extend, end, holds })
     })
   )
 }

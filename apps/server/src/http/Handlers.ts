@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
-import { Directory, type ListQuery } from "@dropshelf/core"
+import { Directory, ListingJson, type ListQuery } from "@dropshelf/core"
 import { CurrentCaller, DropshelfApi } from "../api/Api.ts"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
@@ -35,6 +36,14 @@ const AccountHandlers = HttpApiBuilder.group(
   })
 )
 
+/**
+ * A listing or a page, published by the core's renderer rather than encoded by the endpoint's
+ * schema: the same JSON (test/ListingJson.test.ts in the core holds them together, and every
+ * black-box response is validated against the OpenAPI document), without building a view per
+ * row per request (docs/performance.md).
+ */
+const renderedJson = (body: string) => HttpServerResponse.text(body, { contentType: "application/json" })
+
 const DomainsHandlers = HttpApiBuilder.group(
   DropshelfApi,
   "domains",
@@ -43,9 +52,16 @@ const DomainsHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       list: ({ request }) =>
         withCaller(({ caller }) =>
-          directory.list(caller, rawQueryOf(request.url)).pipe(refuseAs("read"))),
+          directory.readPage(caller, rawQueryOf(request.url)).pipe(
+            Effect.map((page) => renderedJson(ListingJson.pageJson(page))),
+            refuseAs("read")
+          )),
       get: ({ params }) =>
-        withCaller(({ caller }) => directory.get(caller, params.id).pipe(refuseAs("read"))),
+        withCaller(({ caller }) =>
+          directory.read(caller, params.id).pipe(
+            Effect.map((row) => renderedJson(ListingJson.rowJson(row))),
+            refuseAs("read")
+          )),
       reveal: ({ params }) =>
         withCaller(({ caller }) =>
           directory.reveal(caller, params.id).pipe(refuseAs("reveal"))),

@@ -19,6 +19,7 @@ const refused = (message: string) => new InvalidRequest({ parameter: "cursor", m
 const notIssued = () => refused("cursor accepts only a next_cursor value issued by this endpoint, unchanged")
 
 const encoder = new TextEncoder()
+const ISSUED_CURSORS_KEPT = 512
 const decoder = new TextDecoder()
 
 const serialize = (position: CursorPosition): string =>
@@ -49,10 +50,19 @@ export class CursorCodec extends Context.Service<CursorCodec, {
       const secret = yield* CursorSecret
       const key = yield* Mac.key(Mac.hmacSha256, secret).pipe(Effect.orDie)
 
+      // A cursor is a pure function of its position, and busy pages end at the same positions
+      // again and again: the last few hundred are kept rather than signed anew.
+      const issued = new Map<string, string>()
       const issue = Effect.fnUntraced(function*(position: CursorPosition) {
-        const body = encoder.encode(serialize(position))
+        const text = serialize(position)
+        const known = issued.get(text)
+        if (known !== undefined) return known
+        const body = encoder.encode(text)
         const tag = yield* mac.sign(key, body).pipe(Effect.orDie)
-        return `${Base64Url.encode(body)}.${Base64Url.encode(tag)}`
+        const cursor = `${Base64Url.encode(body)}.${Base64Url.encode(tag)}`
+        if (issued.size >= ISSUED_CURSORS_KEPT) issued.delete(issued.keys().next().value!)
+        issued.set(text, cursor)
+        return cursor
       })
 
       const read = Effect.fnUntraced(function*(cursor: string, order: ListOrder) {

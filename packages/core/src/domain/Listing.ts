@@ -190,6 +190,31 @@ export const toTombstoneView = (listing: ListingRecord): TombstoneView => ({
   updated_at: toIso(listing.updatedAt)
 })
 
+/**
+ * A row of a page as one reader will see it, before it is published: the record and what that
+ * reader is told about its name and hold. `toPageView` and `ListingJson.pageJson` publish it.
+ */
+export type ReaderRow =
+  | { readonly _tag: "Listing"; readonly listing: ListingRecord; readonly reader: ReaderView }
+  | { readonly _tag: "Tombstone"; readonly listing: ListingRecord }
+
+/** A page for one reader: its rows, the cursor to the next one, and the since watermark. */
+export interface ReaderPage {
+  readonly rows: ReadonlyArray<ReaderRow>
+  readonly nextCursor: string | null
+  readonly syncedAt: Instant
+}
+
+export const toRowView = (row: ReaderRow): ListingView | TombstoneView =>
+  row._tag === "Listing" ? toListingView(row.listing, row.reader) : toTombstoneView(row.listing)
+
+export const toPageView = (page: ReaderPage): PageView => ({
+  data: page.rows.map(toRowView),
+  next_cursor: page.nextCursor,
+  has_more: page.nextCursor !== null,
+  synced_at: toIso(page.syncedAt)
+})
+
 /** Rows that left the directory and appear on `since` pages as tombstones. */
 export const isTombstone = (status: ListingStatus): boolean =>
   status === "sold" || status === "blocked" || status === "delisted"

@@ -1,0 +1,65 @@
+import {
+  type ListingRecord,
+  type ListingView,
+  type ReaderPage,
+  type ReaderRow,
+  type ReaderView,
+  toListingView
+} from "./Listing.ts"
+import { toIso } from "./Time.ts"
+
+/*
+ * The published JSON of listings and pages, written without building and encoding a view per
+ * row per request. Of a listing's view only `domain`, `name_disclosed`, `hold_state` and
+ * `hold_expires_at` depend on the reader; the rest is rendered once per record object (a store
+ * that hands back the same object for an unchanged row, as the SQL adapter's cache does, gets
+ * it rendered once per version) and spliced in. The text parses to exactly the value
+ * `Schema.encode(Listing.PageView)` gives for `toPageView` of the same page: the views contain
+ * only strings, numbers, booleans, null and arrays, which the schemas encode as they are, and
+ * a property test holds the two together (test/ListingJson.test.ts).
+ */
+
+type ReaderMember = "domain" | "name_disclosed" | "hold_state" | "hold_expires_at"
+
+/** Any reader will do: its members are dropped. */
+const ANY_READER: ReaderView = { disclosed: false, holdState: "none", holdExpiresAt: null }
+
+const readerIndependent = new WeakMap<ListingRecord, string>()
+
+/** `"id":…` first, then every member no reader changes, as JSON text without the braces. */
+const readerIndependentMembers = (listing: ListingRecord): string => {
+  let members = readerIndependent.get(listing)
+  if (members === undefined) {
+    const view: Partial<ListingView> = toListingView(listing, ANY_READER)
+    const { domain: _d, hold_expires_at: _e, hold_state: _h, name_disclosed: _n, ...rest } = view
+    rest satisfies Omit<Partial<ListingView>, ReaderMember>
+    members = JSON.stringify(rest).slice(1, -1)
+    readerIndependent.set(listing, members)
+  }
+  return members
+}
+
+/** The JSON of `toListingView(listing, reader)`, members in another order. */
+export const listingJson = (listing: ListingRecord, reader: ReaderView): string =>
+  `{${readerIndependentMembers(listing)},"domain":${reader.disclosed ? JSON.stringify(listing.domain) : "null"},"name_disclosed":${reader.disclosed},"hold_state":"${reader.holdState}","hold_expires_at":${
+    reader.holdExpiresAt === null ? "null" : `"${toIso(reader.holdExpiresAt)}"`
+  }}`
+
+/** The JSON of `toListingView(listing, reader)` plus `extra` members, already rendered. */
+export const listingJsonWith = (listing: ListingRecord, reader: ReaderView, extra: Record<string, unknown>): string =>
+  `${listingJson(listing, reader).slice(0, -1)},${JSON.stringify(extra).slice(1)}`
+
+const tombstoneJson = (listing: ListingRecord): string =>
+  `{"id":${JSON.stringify(listing.id)},"status":"delisted","updated_at":"${toIso(listing.updatedAt)}"}`
+
+export const rowJson = (row: ReaderRow): string =>
+  row._tag === "Listing" ? listingJson(row.listing, row.reader) : tombstoneJson(row.listing)
+
+/** The JSON of `toPageView(page)`. */
+export const pageJson = (page: ReaderPage): string => {
+  const rows = new Array<string>(page.rows.length)
+  for (let index = 0; index < page.rows.length; index++) rows[index] = rowJson(page.rows[index]!)
+  return `{"data":[${rows.join(",")}],"next_cursor":${page.nextCursor === null ? "null" : JSON.stringify(page.nextCursor)},"has_more":${
+    page.nextCursor !== null
+  },"synced_at":"${toIso(page.syncedAt)}"}`
+}

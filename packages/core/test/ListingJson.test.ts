@@ -1,0 +1,108 @@
+import { Listing, ListingJson } from "@dropshelf/core"
+import { assert, describe, it } from "@effect/vitest"
+import { Schema } from "effect"
+import fc from "fast-check"
+
+/*
+ * The server publishes listings and pages with ListingJson instead of encoding views with the
+ * endpoint schemas. Whatever the record and the reader, the text must parse to exactly what the
+ * schema encoding of the same view gives, or the OpenAPI document would no longer describe it.
+ */
+
+const instant = fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2100, 0, 1) })
+const count = fc.option(fc.nat({ max: 50_000_000 }), { nil: null })
+/** Text with quotes, backslashes, control characters and astral symbols, which JSON must escape. */
+const awkwardText = fc.string({ unit: "binary", maxLength: 30 })
+
+const record: fc.Arbitrary<Listing.ListingRecord> = fc.record({
+  id: fc.stringMatching(/^[A-Za-z0-9]{8}$/),
+  domain: fc.oneof(fc.constantFrom("castsmell.co", "green-energy.co.uk", "a.io"), awkwardText),
+  tier: fc.constantFrom("featured", "regular", "open"),
+  status: fc.constant("active"),
+  discoveredAt: instant,
+  updatedAt: instant,
+  estimatedValueCents: count,
+  category: fc.option(awkwardText, { nil: null }),
+  ageYears: fc.option(fc.nat({ max: 40 }), { nil: null }),
+  backlinks: count,
+  referringDomains: count,
+  domainAuthority: fc.option(fc.nat({ max: 100 }), { nil: null }),
+  snapshots: count,
+  directoryScore: fc.option(fc.nat({ max: 100 }), { nil: null }),
+  spam: fc.constantFrom("low", "moderate", null),
+  linkedBy: fc.array(awkwardText, { maxLength: 3 }),
+  tags: fc.array(awkwardText, { maxLength: 3 }),
+  blurb: fc.option(awkwardText, { nil: null }),
+  source: fc.option(awkwardText, { nil: null }),
+  agentCitability: fc.option(
+    fc.record({ score: fc.nat({ max: 100 }), sources: fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 2 }) }),
+    { nil: null }
+  ),
+  featuredRank: fc.option(fc.nat({ max: 1000 }), { nil: null }),
+  availabilityCheckedAt: fc.option(instant, { nil: null }),
+  maskHint: fc.option(awkwardText, { nil: null }),
+  wordCount: fc.nat({ max: 6 })
+}) as unknown as fc.Arbitrary<Listing.ListingRecord>
+
+const reader: fc.Arbitrary<Listing.ReaderView> = fc.record({
+  disclosed: fc.boolean(),
+  holdState: fc.constantFrom("none", "mine", "other"),
+  holdExpiresAt: fc.option(instant, { nil: null })
+})
+
+const row: fc.Arbitrary<Listing.ReaderRow> = fc.oneof(
+  fc.record({ _tag: fc.constant("Listing" as const), listing: record, reader }),
+  fc.record({
+    _tag: fc.constant("Tombstone" as const),
+    listing: record.chain((listing) =>
+      fc.constantFrom("sold", "blocked", "delisted").map((status) => ({ ...listing, status }))
+    )
+  })
+)
+
+const page: fc.Arbitrary<Listing.ReaderPage> = fc.record({
+  rows: fc.array(row, { maxLength: 8 }),
+  nextCursor: fc.option(fc.string({ maxLength: 40 }), { nil: null }),
+  syncedAt: instant
+})
+
+const encodeListing = Schema.encodeUnknownSync(Listing.ListingView)
+const encodePage = Schema.encodeUnknownSync(Listing.PageView)
+const encodeRevealed = Schema.encodeUnknownSync(Listing.RevealedListingView)
+
+describe("ListingJson", () => {
+  it("a listing's JSON is the schema encoding of its view, for any record and reader", () => {
+    fc.assert(fc.property(record, reader, (listing, view) => {
+      assert.deepStrictEqual(
+        JSON.parse(ListingJson.listingJson(listing, view)),
+        encodeListing(Listing.toListingView(listing, view))
+      )
+    }))
+  })
+
+  it("rendered once per record, it still follows the reader: the same record read by two readers", () => {
+    fc.assert(fc.property(record, reader, reader, (listing, first, second) => {
+      ListingJson.listingJson(listing, first)
+      assert.deepStrictEqual(
+        JSON.parse(ListingJson.listingJson(listing, second)),
+        encodeListing(Listing.toListingView(listing, second))
+      )
+    }))
+  })
+
+  it("a page's JSON is the schema encoding of toPageView, tombstones and cursor included", () => {
+    fc.assert(fc.property(page, (readerPage) => {
+      assert.deepStrictEqual(JSON.parse(ListingJson.pageJson(readerPage)), encodePage(Listing.toPageView(readerPage)))
+    }))
+  })
+
+  it("extra members are added as the revealed listing's schema encodes them", () => {
+    fc.assert(fc.property(record, reader, instant, (listing, view, at) => {
+      const revealedAt = new Date(at).toISOString()
+      assert.deepStrictEqual(
+        JSON.parse(ListingJson.listingJsonWith(listing, view, { revealed_at: revealedAt })),
+        encodeRevealed({ ...Listing.toListingView(listing, view), revealed_at: revealedAt })
+      )
+    }))
+  })
+})
