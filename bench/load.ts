@@ -7,7 +7,10 @@ import autocannon from "autocannon"
 interface LoadConfig {
   readonly url: string
   readonly connections: number
-  readonly durationSeconds: number
+  /** Seconds to run, or… */
+  readonly durationSeconds?: number
+  /** …a number of requests to send. */
+  readonly amount?: number
   readonly headers: Record<string, string>
   readonly requests: ReadonlyArray<{ readonly method?: string; readonly path: string }>
 }
@@ -17,7 +20,7 @@ const config = JSON.parse(process.argv[2]!) as LoadConfig
 const result = await autocannon({
   url: config.url,
   connections: config.connections,
-  duration: config.durationSeconds,
+  ...(config.amount === undefined ? { duration: config.durationSeconds ?? 10 } : { amount: config.amount }),
   headers: config.headers,
   requests: config.requests.map((request) => ({ method: (request.method ?? "GET") as "GET", path: request.path }))
 })

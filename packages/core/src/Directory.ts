@@ -157,16 +157,18 @@ export class Directory extends Context.Service<Directory, {
       const readerRowsFor = Effect.fnUntraced(function*(
         caller: Caller,
         rows: ReadonlyArray<ListingRecord>,
-        now: Instant
+        now: Instant,
+        answered: { readonly running?: ReadonlyMap<string, HoldRecord> | undefined; readonly revealed?: ReadonlySet<string> | undefined } = {}
       ) {
         const active = rows.filter((row) => row.status === "active")
         const ids = active.map((row) => row.id)
-        const running = ids.length === 0 ? new Map<string, HoldRecord>() : yield* holdStore.runningOn(ids, now)
+        const running = answered.running ??
+          (ids.length === 0 ? new Map<string, HoldRecord>() : yield* holdStore.runningOn(ids, now))
         const needsLedger = caller.plan.revealsPerMonth !== null
         const undisclosedIds = needsLedger ? active.filter((row) => row.tier !== "open").map((row) => row.id) : []
-        const revealed = undisclosedIds.length === 0
+        const revealed = !needsLedger || undisclosedIds.length === 0
           ? new Set<string>()
-          : yield* reveals.revealedAmong(caller.accountId, undisclosedIds)
+          : answered.revealed ?? (yield* reveals.revealedAmong(caller.accountId, undisclosedIds))
         return rows.map((row): ReaderRow => {
           if (isTombstone(row.status)) return { _tag: "Tombstone", listing: row }
           const hold = running.get(row.id)
@@ -225,9 +227,10 @@ export class Directory extends Context.Service<Directory, {
           filters: query.filters,
           visibleBefore: now - caller.plan.accessDelayMs,
           since: query.since,
-          now
+          now,
+          reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
         })
-        const rows = yield* readerRowsFor(caller, page.rows, now)
+        const rows = yield* readerRowsFor(caller, page.rows, now, page)
         const last = page.rows[page.rows.length - 1]
         const nextCursor = page.hasMore && last !== undefined
           ? yield* cursors.issue(positionAfter(last, query.order))

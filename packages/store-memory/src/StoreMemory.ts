@@ -97,7 +97,7 @@ const makeListingStore = Effect.gen(function*() {
     unknownCategories: (codes) =>
       Effect.sync(() => {
         const known = new Set<string>()
-        for (const row of rows.values()) if (row.category !== null) known.add(row.category)
+        for (const row of rows.values()) if (row.status === "active" && row.category !== null) known.add(row.category)
         return codes.filter((code) => !known.has(code))
       }),
     syncedAt: Effect.map(now, (at) => at - SYNC_LAG_MS),

@@ -21,15 +21,16 @@ type HoldRecord = Hold.HoldRecord
 
 const HOLD_COLUMNS = "id, listing_id, account_id, held_at, expires_at, extended, ended_at, outcome"
 
-const toHold = (row: Row): HoldRecord => ({
-  id: row.id as Ids.HoldId,
-  listingId: row.listing_id as string,
-  accountId: row.account_id as string,
-  heldAt: instant(row.held_at),
-  expiresAt: instant(row.expires_at),
-  extended: row.extended === true,
-  endedAt: instantOrNull(row.ended_at),
-  outcome: (row.outcome ?? null) as Hold.HoldOutcome | null
+/** A hold from its columns, named with `prefix` when selected beside other tables' columns. */
+export const toHold = (row: Row, prefix = ""): HoldRecord => ({
+  id: row[`${prefix}id`] as Ids.HoldId,
+  listingId: row[`${prefix}listing_id`] as string,
+  accountId: row[`${prefix}account_id`] as string,
+  heldAt: instant(row[`${prefix}held_at`]),
+  expiresAt: instant(row[`${prefix}expires_at`]),
+  extended: row[`${prefix}extended`] === true,
+  endedAt: instantOrNull(row[`${prefix}ended_at`]),
+  outcome: (row[`${prefix}outcome`] ?? null) as Hold.HoldOutcome | null
 })
 
 /** The insert lost the race for the listing: another account's hold now runs on it. */
@@ -162,7 +163,7 @@ export const make = Effect.gen(function*() {
       WHERE account_id = ${accountId}
         AND ((outcome IS NULL AND expires_at > ${toDate(now)}) OR COALESCE(ended_at, expires_at) >= ${toDate(endedSince)})
       ORDER BY held_at DESC, id COLLATE "C" DESC`.pipe(
-      Effect.map((rows) => rows.map(toHold)),
+      Effect.map((rows) => rows.map((row) => toHold(row))),
       Effect.orDie
     )
 

@@ -153,6 +153,9 @@ export const layerPgClient = (
       const client = yield* PgClient.make({
         url: Redacted.make(options.url),
         applicationName: "dropshelf",
+        // Short statements: JIT compiling one (it triggers on a high estimate, as for a rare
+        // search term) costs milliseconds more than it could ever save here.
+        startupParameters: { jit: "off" },
         ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections })
       })
       yield* client`SELECT 1`

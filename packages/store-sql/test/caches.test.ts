@@ -1,4 +1,4 @@
-import { AccountStore, KeyStore, ListingStore } from "@dropshelf/core"
+import { AccountStore, HoldStore, KeyStore, ListingStore, Plan, RevealStore } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -51,6 +51,23 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       const afterDelist = yield* listings.page(pageRequest(now))
       assert.deepStrictEqual(afterDelist.rows.map((row) => row.id), ["CACHE002"])
       assert.strictEqual((yield* listings.find("CACHE001" as never))!.status, "sold")
+    })))
+
+  it.live("a page answers for its reader in the same statement: running holds and the reader's reveals", () =>
+    run(Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      const holds = yield* HoldStore.HoldStore
+      const reveals = yield* RevealStore.RevealStore
+      const now = Date.now()
+      yield* listings.upsert([Fixtures.listingInput("READER01"), Fixtures.listingInput("READER02")])
+      const { hold } = yield* holds.acquire({ accountId: "holder", listingId: "READER01", plan: Plan.Plans.pro, now })
+      yield* reveals.record({ accountId: "reader", listingId: "READER02", at: now, charge: undefined })
+      const page = yield* listings.page({ ...pageRequest(now + 1), reader: { at: now + 1, revealsOf: "reader" } })
+      assert.deepStrictEqual(page.running, new Map([["READER01", hold]]))
+      assert.deepStrictEqual(page.revealed, new Set(["READER02"]))
+      const unlimited = yield* listings.page({ ...pageRequest(now + 1), reader: { at: now + 1, revealsOf: undefined } })
+      assert.deepStrictEqual(unlimited.running, new Map([["READER01", hold]]))
+      assert.isUndefined(unlimited.revealed)
     })))
 
   it.live("updated_at is a row version: every write moves it, even several in one millisecond", () =>

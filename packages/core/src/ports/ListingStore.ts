@@ -1,5 +1,6 @@
 import { Context, type Effect } from "effect"
 import type { CursorPosition } from "../domain/Cursor.ts"
+import type { HoldRecord } from "../domain/Hold.ts"
 import type { ListingId } from "../domain/Ids.ts"
 import type { DelistReason, ListingRecord, ListingStatus } from "../domain/Listing.ts"
 import type { ListFilters, ListOrder } from "../domain/ListQuery.ts"
@@ -17,12 +18,29 @@ export interface PageRequest {
   readonly since: Instant | undefined
   /** Reference time for relative filters (`checkedDays`). */
   readonly now: Instant
+  /**
+   * Who will read the page. A store that keeps holds and reveals beside the listings may answer
+   * with the page what the directory would otherwise ask the hold and reveal stores: the holds
+   * running at `at` on its rows, and the rows `revealsOf` has revealed (see `PageResult`). A
+   * store may ignore it.
+   */
+  readonly reader?: PageReader | undefined
+}
+
+export interface PageReader {
+  readonly at: Instant
+  /** The account whose reveals matter; undefined when none do (a plan without a ceiling). */
+  readonly revealsOf: string | undefined
 }
 
 export interface PageResult {
   /** Active rows, plus sold, blocked and delisted rows on a `since` run; never drafts. */
   readonly rows: ReadonlyArray<ListingRecord>
   readonly hasMore: boolean
+  /** When the store answered `reader`: exactly `HoldStore.runningOn(ids of rows, reader.at)`. */
+  readonly running?: ReadonlyMap<string, HoldRecord> | undefined
+  /** When the store answered `reader.revealsOf`: exactly `RevealStore.revealedAmong(revealsOf, ids of rows)`. */
+  readonly revealed?: ReadonlySet<string> | undefined
 }
 
 /** A listing as written by an import: exact figures; `discoveredAt` applies only on insert. */
@@ -41,7 +59,7 @@ export class ListingStore extends Context.Service<ListingStore, {
   readonly page: (request: PageRequest) => Effect.Effect<PageResult>
   /** Any row, whatever its status. */
   readonly find: (id: ListingId) => Effect.Effect<ListingRecord | undefined>
-  /** Of `codes`, those no listing in the directory carries. */
+  /** Of `codes`, those no listing in the directory carries (active listings; drafts and tombstones do not count). */
   readonly unknownCategories: (codes: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
   /**
    * The `synced_at` watermark of a page, read before any row: 120 s behind the store's clock,

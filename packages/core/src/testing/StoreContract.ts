@@ -224,11 +224,49 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.isTrue(syncedAt >= before - 125_000 - 5_000)
       })))
 
-    it.live("knows which category codes no listing carries", () =>
+    it.live("a page that answers for its reader says what the hold and reveal stores say", () =>
       run(Effect.gen(function*() {
         const store = yield* ListingStore
-        yield* store.upsert([listingInput("CCCCCCC1", { category: "tech" }), listingInput("CCCCCCC2", { category: null })])
-        assert.deepStrictEqual(yield* store.unknownCategories(["tech", "nope"]), ["nope"])
+        const holds = yield* HoldStore
+        const reveals = yield* RevealStore
+        const ids = ["RDR00001", "RDR00002", "RDR00003", "RDR00004"] as Array<ListingId>
+        yield* store.upsert(ids.map((id) => listingInput(id)))
+        yield* holds.acquire({ accountId: "holder", listingId: ids[0]!, plan: pro, now: T0 })
+        const ended = yield* holds.acquire({ accountId: "holder", listingId: ids[1]!, plan: pro, now: T0 })
+        yield* holds.end({ accountId: "holder", holdId: ended.hold.id, now: T0 + 1, outcome: "released" })
+        yield* reveals.record({ accountId: "reader", listingId: ids[2]!, at: T0, charge: undefined })
+        yield* reveals.record({ accountId: "someone", listingId: ids[3]!, at: T0, charge: undefined })
+        for (const revealsOf of ["reader", undefined]) {
+          for (const at of [T0 + 2, T0 + 400 * DAY]) {
+            const page = yield* store.page(pageRequest({ now: at, reader: { at, revealsOf } }))
+            const rowIds = page.rows.map((row) => row.id)
+            if (page.running !== undefined) {
+              assert.deepStrictEqual(page.running, yield* holds.runningOn(rowIds, at))
+            }
+            if (page.revealed !== undefined) {
+              assert.isDefined(revealsOf)
+              assert.deepStrictEqual(page.revealed, yield* reveals.revealedAmong(revealsOf!, rowIds))
+            }
+          }
+        }
+      })))
+
+    it.live("knows which category codes no listing in the directory carries, in the order asked", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert([
+          listingInput("CCCCCCC1", { category: "tech" }),
+          listingInput("CCCCCCC2", { category: null }),
+          listingInput("CCCCCCC3", { category: "drafted", status: "draft" }),
+          listingInput("CCCCCCC4", { category: "gone" })
+        ])
+        yield* store.delist(["CCCCCCC4" as ListingId], "sold")
+        assert.deepStrictEqual(yield* store.unknownCategories(["zeta", "tech", "drafted", "gone", "nope"]), [
+          "zeta",
+          "drafted",
+          "gone",
+          "nope"
+        ])
       })))
 
     it.live("stamps availability and backfills only missing masks", () =>
