@@ -2,6 +2,7 @@ import { Masking } from "@dropshelf/core"
 import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import { readFileSync } from "node:fs"
+import WordsNinja from "wordsninja"
 import { createRequire } from "node:module"
 
 /*
@@ -212,4 +213,32 @@ describe("Masking.tldOf", () => {
       assert.strictEqual(Masking.tldOf(domain), suffix.slice(1))
     }))
   })
+})
+
+describe("Masking.splitSentence", () => {
+  // The oracle: wordsninja's own segmenter, which Masking reimplements for speed.
+  const ninja = new WordsNinja()
+  const ready = ninja.loadDictionary()
+  const letters = fc.string({ unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789".split("")), maxLength: 24 })
+  const text = fc.oneof(
+    label,
+    letters,
+    fc.tuple(label, letters).map(([a, b]) => a + b),
+    fc.string({ unit: fc.constantFrom(..."abcXYZ019'-. é".split("")), maxLength: 20 })
+  )
+
+  it("splits exactly as wordsninja does: names, random letters and digits, separators, capitals", async () => {
+    await ready
+    fc.assert(fc.property(text, (input) => {
+      assert.deepStrictEqual(Masking.splitSentence(input), ninja.splitSentence(input))
+    }), { numRuns: 2000 })
+  })
+
+  it.each(["bestcoffeeshop", "greenenergyhub", "expertsexchange", "a", "", "x9k2q", "thequickbrownfoxjumps"])(
+    "splits %s as wordsninja does",
+    async (input) => {
+      await ready
+      assert.deepStrictEqual(Masking.splitSentence(input), ninja.splitSentence(input))
+    }
+  )
 })

@@ -1,16 +1,102 @@
 import { parse } from "tldts"
-import WordsNinja from "wordsninja"
+import dictionary from "wordsninja/words-en.json" with { type: "json" }
 
 /*
  * mask_hint, word_count and length_bucket: the public shape of a name.
  *
  * The public suffix comes from the Public Suffix List (tldts); the label is split into
  * English words by wordsninja's frequency-ranked dictionary. Both are data we do not keep.
+ *
+ * The split is wordsninja's own (`splitSentence`), word for word: the same dictionary, the same
+ * costs, the same choice among equal costs, and a test holds the two together. It is computed
+ * here because wordsninja's takes ~136 µs a name (it looks back up to 58 characters from every
+ * position, lower-casing a fresh substring each time, and walks the best path three times):
+ * most of an import's CPU time (docs/performance.md). The trie is built on first use, so a
+ * process that never masks (the API server) never holds it.
  */
 
-const ninja = new WordsNinja()
-// The dictionary loads synchronously inside the promise executor; the promise only reports it.
-void ninja.loadDictionary()
+/*
+ * The dictionary as a trie of reversed words, so that the words ending at a position are found
+ * by walking back from it one character at a time and stopping where no word continues: a few
+ * steps, no substrings. Transitions are one Map keyed by `node * ALPHABET + symbol`.
+ */
+const ALPHABET = 38
+/** a-z → 1-26, 0-9 → 27-36, `'` → 37; splitSentence never passes anything else. */
+const symbolOf = (code: number): number =>
+  code >= 97 && code <= 122 ? code - 96 : code >= 48 && code <= 57 ? code - 21 : code === 39 ? 37 : 0
+
+interface Trie {
+  readonly next: Map<number, number>
+  /** wordsninja's cost of the word ending at a node, NaN where none does. */
+  readonly cost: Float64Array
+}
+
+let trie: Trie | undefined
+const dictionaryTrie = (): Trie => {
+  if (trie !== undefined) return trie
+  const words = dictionary as ReadonlyArray<string>
+  const next = new Map<number, number>()
+  let nodes = 1
+  const ends: Array<[node: number, cost: number]> = []
+  words.forEach((word, index) => {
+    let node = 0
+    for (let i = word.length - 1; i >= 0; i--) {
+      const key = node * ALPHABET + symbolOf(word.charCodeAt(i))
+      let child = next.get(key)
+      if (child === undefined) {
+        child = nodes++
+        next.set(key, child)
+      }
+      node = child
+    }
+    // wordsninja's loadDictionary: log(rank × log(size)); a repeated word keeps its last rank.
+    ends.push([node, Math.log((index + 1) * Math.log(words.length))])
+  })
+  const cost = new Float64Array(nodes).fill(Number.NaN)
+  for (const [node, wordCost] of ends) cost[node] = wordCost
+  trie = { next, cost }
+  return trie
+}
+
+/** wordsninja's `splitWords`: the cheapest sequence of dictionary words spelling `text`. */
+const splitWords = (text: string): Array<string> => {
+  const { cost: wordCost, next } = dictionaryTrie()
+  const lower = text.toLowerCase()
+  const cost = new Float64Array(text.length + 1)
+  const length = new Int32Array(text.length + 1)
+  for (let end = 1; end <= text.length; end++) {
+    // The shortest word wins a tie, as wordsninja scans candidates shortest first with `<`.
+    let best = Number.MAX_SAFE_INTEGER
+    let bestLength = 0
+    let node = 0
+    for (let size = 1; size <= end; size++) {
+      const child = next.get(node * ALPHABET + symbolOf(lower.charCodeAt(end - size)))
+      if (child === undefined) break
+      node = child
+      const ending = wordCost[node]!
+      if (Number.isNaN(ending)) continue
+      const total = cost[end - size]! + ending
+      if (total < best) {
+        best = total
+        bestLength = size
+      }
+    }
+    cost[end] = best
+    length[end] = bestLength
+  }
+  const words: Array<string> = []
+  for (let end = text.length; end > 0;) {
+    const size = length[end]!
+    // wordsninja loops forever on a character its dictionary lacks; every letter and digit is in it.
+    if (size === 0) throw new Error(`no dictionary word ends at ${end} in "${text}"`)
+    words.push(text.slice(end - size, end))
+    end -= size
+  }
+  return words.reverse()
+}
+
+/** wordsninja's `splitSentence`: runs of letters, digits and apostrophes, each split into words. */
+export const splitSentence = (text: string): Array<string> => text.split(/[^a-zA-Z0-9']+/).flatMap(splitWords)
 
 export interface NameParts {
   /** The registrable label without its public suffix, e.g. `green-energy-hub`. */
@@ -35,7 +121,7 @@ export const isRegistrable = (name: string): boolean => {
 /** Words of one hyphen-free segment; a run of digits counts as one word. */
 const segmentWords = (segment: string): ReadonlyArray<string> => {
   if (segment.length === 0) return []
-  const tokens: ReadonlyArray<string> = ninja.splitSentence(segment)
+  const tokens: ReadonlyArray<string> = splitSentence(segment)
   const words: Array<string> = []
   for (const token of tokens) {
     const previous = words.length - 1
