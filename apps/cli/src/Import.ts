@@ -1,5 +1,5 @@
 import { ImportLine, type ListingStore, Operators } from "@dropshelf/core"
-import { Clock, Effect, Result, Stream } from "effect"
+import { Clock, Effect, Fiber, Result, Stream } from "effect"
 import { createReadStream, type ReadStream } from "node:fs"
 import { stat } from "node:fs/promises"
 import { createInterface } from "node:readline"
@@ -8,6 +8,9 @@ import type { Progress } from "./Progress.ts"
 
 /** Listings written per upsert: large enough to amortise a round trip, small enough to stay in memory. */
 export const BATCH_SIZE = 2000
+
+/** Upserts in flight at once (each on its own connection; PGlite runs them one after another). */
+export const WRITERS = 2
 
 export interface Rejection {
   readonly line: number
@@ -44,16 +47,41 @@ export const upsertLines = Effect.fnUntraced(function*<A, E>(
   let batch: Array<ListingStore.ListingInput> = []
   let idsInBatch = new Set<string>()
 
+  // Batches are written by WRITERS connections at once while the next is decoded: writing is
+  // index upkeep inside one Postgres backend, decoding is this process; one at a time, each sat
+  // idle half the time. A batch that repeats an id of a batch still being written waits for
+  // it, so the later line still wins.
+  const writing: Array<{ readonly fiber: Fiber.Fiber<void>; readonly ids: ReadonlySet<string> }> = []
+  const waitFor = (count: number) =>
+    Effect.forEach(writing.splice(0, count), ({ fiber }) => Fiber.join(fiber), { discard: true })
+
   const flush = Effect.suspend(() => {
     if (batch.length === 0) return Effect.void
     const pending = batch
+    const ids = idsInBatch
+    const linesRead = lineNumber
     batch = []
     idsInBatch = new Set()
-    return Effect.map(operators.upsertListings(pending), (result) => {
+    let lastOverlapping = -1
+    writing.forEach((earlier, index) => {
+      for (const id of ids) {
+        if (earlier.ids.has(id)) {
+          lastOverlapping = index
+          break
+        }
+      }
+    })
+    const write = Effect.map(operators.upsertListings(pending), (result) => {
       inserted += result.inserted
       updated += result.updated
-      options.onBatch?.(lineNumber)
+      options.onBatch?.(linesRead)
     })
+    return waitFor(Math.max(lastOverlapping + 1, writing.length - WRITERS + 1)).pipe(
+      Effect.andThen(Effect.forkChild(write)),
+      Effect.map((fiber) => {
+        writing.push({ fiber, ids })
+      })
+    )
   })
 
   yield* Stream.runForEach(lines, (line) => {
@@ -73,6 +101,7 @@ export const upsertLines = Effect.fnUntraced(function*<A, E>(
     })
   })
   yield* flush
+  yield* waitFor(writing.length)
   return { inserted, updated, rejected } satisfies ImportReport
 })
 
