@@ -1,6 +1,4 @@
-import { PGlite } from "@electric-sql/pglite"
-import { btree_gist } from "@electric-sql/pglite/contrib/btree_gist"
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
+import type { PGlite } from "@electric-sql/pglite"
 import { AccountStore, HoldStore, KeyStore, ListingStore, RevealStore } from "@dropshelf/core"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Config, Duration, Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
@@ -101,11 +99,21 @@ export const cursorSecret: Effect.Effect<Uint8Array, never, SqlClient.SqlClient>
 
 const oneLine = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause)).replace(/\s+/g, " ").trim()
 
+/** PGlite and its extensions, loaded only by a process that opens the embedded database. */
+const createPglite = async (options: { readonly dataDir?: string }): Promise<PGlite> => {
+  const [{ PGlite }, { btree_gist }, { pg_trgm }] = await Promise.all([
+    import("@electric-sql/pglite"),
+    import("@electric-sql/pglite/contrib/btree_gist"),
+    import("@electric-sql/pglite/contrib/pg_trgm")
+  ])
+  return PGlite.create({ ...options, extensions: { btree_gist, pg_trgm } })
+}
+
 /** Opens PGlite on `pgdataDir` (in memory when undefined) with the extensions the schema uses. */
 export const openPglite = (pgdataDir: string | undefined) =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => PGlite.create({ ...(pgdataDir === undefined ? {} : { dataDir: pgdataDir }), extensions: { btree_gist, pg_trgm } }),
+      try: () => createPglite(pgdataDir === undefined ? {} : { dataDir: pgdataDir }),
       catch: (cause) =>
         new StoreOpenError({
           reason: "OpenFailed",

@@ -1,6 +1,4 @@
-import { Server as McpSdkServer } from "@modelcontextprotocol/sdk/server/index.js"
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-import { CallToolRequestSchema, type CallToolResult, ErrorCode as JsonRpcError, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Clock, type Context, Effect, Exit, Layer, Result, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Directory, RateLimiter } from "@dropshelf/core"
@@ -30,6 +28,25 @@ const INSTRUCTIONS =
   "available_at, and after rate_limited retry after retry_after seconds. Tool calls and REST requests share one per-minute limit per key."
 
 const TOOL_BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]))
+
+/**
+ * The MCP SDK (and the zod it brings), loaded by the first `/mcp` request rather than at start:
+ * a server that no assistant talks to does not hold it (docs/performance.md, idle memory).
+ */
+const loadSdk = async () => {
+  const [server, transport, types] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js")
+  ])
+  return {
+    Server: server.Server,
+    Transport: transport.WebStandardStreamableHTTPServerTransport,
+    ...types
+  }
+}
+type Sdk = Awaited<ReturnType<typeof loadSdk>>
+let sdk: Promise<Sdk> | undefined
 
 const toolListing = (tool: ToolDefinition) => ({
   name: tool.name,
@@ -72,10 +89,10 @@ interface CallContext {
   readonly log: (line: Record<string, unknown>) => void
 }
 
-const callTool = async (call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
+const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
   const tool = TOOL_BY_NAME.get(name)
   if (tool === undefined) {
-    throw new McpError(JsonRpcError.InvalidParams, `Unknown tool ${JSON.stringify(name)}; tools: ${TOOLS.map((t) => t.name).join(", ")}`)
+    throw new mcp.McpError(mcp.ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}; tools: ${TOOLS.map((t) => t.name).join(", ")}`)
   }
   if (!call.rate.allowed) {
     return refused({
@@ -109,14 +126,15 @@ const callTool = async (call: CallContext, name: string, args: Record<string, un
 
 /** One MCP exchange on a fresh SDK server and stateless transport, closed once the answer is ready. */
 const exchange = async (call: CallContext, url: string, headers: Record<string, string>, body: string, parsed: unknown) => {
-  const server = new McpSdkServer(
+  const mcp = await (sdk ??= loadSdk())
+  const server = new mcp.Server(
     { name: "dropshelf", title: "dropshelf — expired-domain directory", version: API_VERSION },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS }
   )
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map(toolListing) }))
-  server.setRequestHandler(CallToolRequestSchema, (request) =>
-    callTool(call, request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>))
-  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
+  server.setRequestHandler(mcp.ListToolsRequestSchema, () => ({ tools: TOOLS.map(toolListing) }))
+  server.setRequestHandler(mcp.CallToolRequestSchema, (request) =>
+    callTool(mcp, call, request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>))
+  const transport = new mcp.Transport({ enableJsonResponse: true })
   await server.connect(transport)
   try {
     const request = new Request(url, { method: "POST", headers, body })
