@@ -193,6 +193,22 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     return where
   }
 
+  /*
+   * Postgres plans a prepared statement anew for every execution (a "custom" plan) while its
+   * parameters' values change its estimates, and a page's always do: the access-delay bound is
+   * the clock, the LIMIT a parameter. Planning the page statement cost more than running it
+   * (docs/performance.md). So the clock-valued bounds go in as one-row subqueries, whose value
+   * the planner never sees, and the LIMIT as a literal: the plan is then the same for every
+   * execution and Postgres keeps one (a "generic" plan) per connection. Filter values and
+   * `since` stay visible parameters: there the plan should follow the value.
+   */
+  const opaque = (at: Time.Instant) => sql`(SELECT ${toDate(at)}::timestamptz)`
+  const limitOf = (request: ListingStore.PageRequest) => {
+    const rows = request.limit + 1
+    if (!Number.isSafeInteger(rows) || rows < 2) throw new RangeError(`page limit must be a positive integer, got ${request.limit}`)
+    return sql.literal(String(rows))
+  }
+
   /** Every condition of a page request: status, filters, access delay and the keyset position. */
   const pageConditions = (request: ListingStore.PageRequest): Array<Fragment> => {
     const where: Array<Fragment> = []
@@ -205,7 +221,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       where.push(sql`status IN ('active', 'sold', 'blocked', 'delisted')`)
       if (filters.length > 0) where.push(sql`(status <> 'active' OR ${sql.and(filters)})`)
     }
-    where.push(sql`discovered_at <= ${toDate(request.visibleBefore)}`)
+    where.push(sql`discovered_at <= ${opaque(request.visibleBefore)}`)
     const after = request.after
     if (after !== undefined) {
       if (after.order === "id") {
@@ -242,7 +258,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         h.expires_at AS h_expires_at, h.extended AS h_extended, h.ended_at AS h_ended_at, h.outcome AS h_outcome
       FROM (${select}) AS l
       LEFT JOIN LATERAL (SELECT * FROM holds
-        WHERE listing_id = l.id AND outcome IS NULL AND expires_at > ${toDate(reader.at)}
+        WHERE listing_id = l.id AND outcome IS NULL AND expires_at > ${opaque(reader.at)}
         ORDER BY held_at DESC LIMIT 1) AS h ON true
       ORDER BY ${orderOf(request, "l.")}`
   }
@@ -264,7 +280,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     withReader(
       request,
       sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE ${sql.and(where)}
-        ORDER BY ${orderOf(request)} LIMIT ${request.limit + 1}`
+        ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`
     ).pipe(
       Effect.map((rows) => ({
         records: rows.map((row) => (keep ? cache.intern(toRecord(row)) : toRecord(row))),
@@ -282,7 +298,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       const versions = yield* withReader(
         request,
         sql`SELECT id, updated_at, discovered_at FROM listings WHERE ${sql.and(where)}
-          ORDER BY ${orderOf(request)} LIMIT ${request.limit + 1}`
+          ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`
       )
       const records = new Array<Listing.ListingRecord | undefined>(versions.length)
       const missing: Array<string> = []
