@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import * as Bands from "./Bands.ts"
 import type { ListingId } from "./Ids.ts"
-import { lengthBucket, tldOf } from "./Masking.ts"
+import { lengthBucketOf, splitName, tldOfParts } from "./Masking.ts"
 import { type Instant, toIso } from "./Time.ts"
 
 export const Tier = Schema.Literals(["featured", "regular", "open"])
@@ -150,22 +150,23 @@ export interface ReaderView {
   readonly holdExpiresAt: Instant | null
 }
 
-/** The published row: bands and ranges instead of figures, the name only when disclosed. */
-export const toListingView = (listing: ListingRecord, reader: ReaderView): ListingView => {
-  const view: { -readonly [K in keyof ListingView]: ListingView[K] } = {
+/** The members of a listing's published row that no reader changes. */
+export type PublicView = Omit<ListingView, "domain" | "name_disclosed" | "hold_state" | "hold_expires_at">
+
+/** Everything of the published row except what depends on the reader (`ListingJson` renders it once per record). */
+export const toPublicView = (listing: ListingRecord): PublicView => {
+  // One Public Suffix List look-up for both the tld and the length bucket.
+  const name = splitName(listing.domain)
+  const view: { -readonly [K in keyof PublicView]: PublicView[K] } = {
     id: listing.id,
     status: "active",
     tier: listing.tier,
-    domain: reader.disclosed ? listing.domain : null,
     mask_hint: listing.maskHint,
-    name_disclosed: reader.disclosed,
-    hold_state: reader.holdState,
-    hold_expires_at: reader.holdExpiresAt === null ? null : toIso(reader.holdExpiresAt),
     estimated_value_cents: publishedValueCents(listing),
     discovered_at: toIso(listing.discoveredAt),
     updated_at: toIso(listing.updatedAt),
-    tld: tldOf(listing.domain),
-    length_bucket: lengthBucket(listing.domain),
+    tld: tldOfParts(name, listing.domain),
+    length_bucket: lengthBucketOf(name),
     featured: listing.featuredRank !== null,
     category: listing.category,
     age_years: listing.ageYears,
@@ -183,6 +184,15 @@ export const toListingView = (listing: ListingRecord, reader: ReaderView): Listi
   if (listing.availabilityCheckedAt !== null) view.availability_checked_at = toIso(listing.availabilityCheckedAt)
   return view
 }
+
+/** The published row: bands and ranges instead of figures, the name only when disclosed. */
+export const toListingView = (listing: ListingRecord, reader: ReaderView): ListingView => ({
+  ...toPublicView(listing),
+  domain: reader.disclosed ? listing.domain : null,
+  name_disclosed: reader.disclosed,
+  hold_state: reader.holdState,
+  hold_expires_at: reader.holdExpiresAt === null ? null : toIso(reader.holdExpiresAt)
+})
 
 export const toTombstoneView = (listing: ListingRecord): TombstoneView => ({
   id: listing.id,

@@ -1,11 +1,4 @@
-import {
-  type ListingRecord,
-  type ListingView,
-  type ReaderPage,
-  type ReaderRow,
-  type ReaderView,
-  toListingView
-} from "./Listing.ts"
+import { type ListingRecord, type ReaderPage, type ReaderRow, type ReaderView, toPublicView } from "./Listing.ts"
 import { toIso } from "./Time.ts"
 
 /*
@@ -19,21 +12,13 @@ import { toIso } from "./Time.ts"
  * a property test holds the two together (test/ListingJson.test.ts).
  */
 
-type ReaderMember = "domain" | "name_disclosed" | "hold_state" | "hold_expires_at"
-
-/** Any reader will do: its members are dropped. */
-const ANY_READER: ReaderView = { disclosed: false, holdState: "none", holdExpiresAt: null }
-
 const readerIndependent = new WeakMap<ListingRecord, string>()
 
-/** `"id":…` first, then every member no reader changes, as JSON text without the braces. */
+/** Every member no reader changes (`"id":…` first), as JSON text without the braces. */
 const readerIndependentMembers = (listing: ListingRecord): string => {
   let members = readerIndependent.get(listing)
   if (members === undefined) {
-    const view: Partial<ListingView> = toListingView(listing, ANY_READER)
-    const { domain: _d, hold_expires_at: _e, hold_state: _h, name_disclosed: _n, ...rest } = view
-    rest satisfies Omit<Partial<ListingView>, ReaderMember>
-    members = JSON.stringify(rest).slice(1, -1)
+    members = JSON.stringify(toPublicView(listing)).slice(1, -1)
     readerIndependent.set(listing, members)
   }
   return members
@@ -55,11 +40,22 @@ const tombstoneJson = (listing: ListingRecord): string =>
 export const rowJson = (row: ReaderRow): string =>
   row._tag === "Listing" ? listingJson(row.listing, row.reader) : tombstoneJson(row.listing)
 
-/** The JSON of `toPageView(page)`. */
-export const pageJson = (page: ReaderPage): string => {
-  const rows = new Array<string>(page.rows.length)
-  for (let index = 0; index < page.rows.length; index++) rows[index] = rowJson(page.rows[index]!)
-  return `{"data":[${rows.join(",")}],"next_cursor":${page.nextCursor === null ? "null" : JSON.stringify(page.nextCursor)},"has_more":${
+/**
+ * The JSON of `toPageView(page)` in pieces, one per row among them, to be written one after
+ * another: a since page is ~150 KB, and one string that size lives in V8's large-object space
+ * until a full collection, where pieces die young.
+ */
+export const pageJsonParts = (page: ReaderPage): Array<string> => {
+  const parts = new Array<string>(page.rows.length + 2)
+  parts[0] = `{"data":[`
+  for (let index = 0; index < page.rows.length; index++) {
+    parts[index + 1] = index === 0 ? rowJson(page.rows[index]!) : `,${rowJson(page.rows[index]!)}`
+  }
+  parts[page.rows.length + 1] = `],"next_cursor":${page.nextCursor === null ? "null" : JSON.stringify(page.nextCursor)},"has_more":${
     page.nextCursor !== null
   },"synced_at":"${toIso(page.syncedAt)}"}`
+  return parts
 }
+
+/** The JSON of `toPageView(page)`. */
+export const pageJson = (page: ReaderPage): string => pageJsonParts(page).join("")

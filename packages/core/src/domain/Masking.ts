@@ -172,8 +172,11 @@ export const nameShape = (domain: string): { readonly maskHint: string; readonly
 }
 
 /** Length shape of the label (without suffix): the fallback when `mask_hint` predates the backfill. */
-export const lengthBucket = (domain: string): string => {
-  const length = splitName(domain).label.length
+export const lengthBucket = (domain: string): string => lengthBucketOf(splitName(domain))
+
+/** `lengthBucket` from a name already split. */
+export const lengthBucketOf = ({ label }: NameParts): string => {
+  const length = label.length
   if (length <= 5) return "1-5"
   if (length <= 10) return "6-10"
   if (length <= 15) return "11-15"
@@ -184,7 +187,7 @@ export const lengthBucket = (domain: string): string => {
 export const LENGTH_BUCKETS = ["1-5", "6-10", "11-15", "16-20", "21+"] as const
 
 /** The top-level domain as published in `tld`: the public suffix without its dot (`co.uk`). */
-export const tldOf = (domain: string): string => {
-  const { suffix } = splitName(domain)
-  return suffix.length > 0 ? suffix.slice(1) : domain
-}
+export const tldOf = (domain: string): string => tldOfParts(splitName(domain), domain)
+
+/** `tldOf` from a name already split. */
+export const tldOfParts = ({ suffix }: NameParts, domain: string): string => (suffix.length > 0 ? suffix.slice(1) : domain)
