@@ -1,5 +1,5 @@
 import { Bands, type Hold, type Ids, type Listing, ListingFilter, ListingStore, ListQuery, Masking, Time } from "@dropshelf/core"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import * as ListingCache from "./ListingCache.ts"
@@ -17,6 +17,10 @@ export const SYNC_LAG_SECONDS = 120
 
 /** How long one reading of the since watermark serves later pages (see `syncedAt`). */
 export const SYNCED_AT_REUSE_MS = 1_000
+
+/** How long a since page read ahead waits for its request; how many may wait at once. */
+const READ_AHEAD_MS = 5_000
+const MAX_READS_AHEAD = 32
 
 /** Rows per statement in `backfillMasks`. */
 const BACKFILL_CHUNK = 1000
@@ -142,6 +146,7 @@ export interface Options {
 
 export const makeWith = (options: Options) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const scope = yield* Scope.Scope
   const cache = ListingCache.make(options.cacheCapacity)
 
   /** The directory-score range's bounds, by the same decile rule as `Bands.directoryScoreRange`. */
@@ -321,12 +326,52 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       return { records: records as Array<Listing.ListingRecord>, ...reader }
     })
 
+  /*
+   * Read-ahead for since runs. A consumer asks for the next page only once it has this one, so
+   * while this page travels and is processed the store already reads the next (rows only; who
+   * holds or revealed what is asked afresh when the page is served). The next page was read a
+   * moment earlier than asked, with an access-delay bound no later than the request's: it can
+   * miss a row written since, never show one the caller may not see, and a row written after
+   * the run's synced_at reaches the consumer on its next run anyway (the spec's overlap).
+   */
+  const readAhead = new Map<string, { readonly visibleBefore: number; readonly startedAt: number; readonly rows: Deferred.Deferred<Array<Listing.ListingRecord>, unknown> }>()
+  const readAheadKey = (request: ListingStore.PageRequest, afterId: string) =>
+    JSON.stringify([request.since, request.order, request.limit, request.filters, afterId])
+
+  const sincePage = (request: ListingStore.PageRequest, where: ReadonlyArray<Fragment>) =>
+    Effect.gen(function*() {
+      const key = request.after === undefined ? undefined : readAheadKey(request, request.after.id)
+      const ahead = key === undefined ? undefined : readAhead.get(key)
+      if (key !== undefined) readAhead.delete(key)
+      let read: { readonly records: Array<Listing.ListingRecord>; readonly running?: ReadonlyMap<string, Hold.HoldRecord>; readonly revealed?: ReadonlySet<string> } | undefined
+      if (ahead !== undefined && ahead.visibleBefore <= request.visibleBefore && performance.now() - ahead.startedAt < READ_AHEAD_MS) {
+        const rows = yield* Effect.exit(Deferred.await(ahead.rows))
+        if (Exit.isSuccess(rows)) read = { records: rows.value }
+      }
+      read ??= yield* fullPage(request, where, false)
+      const last = read.records[request.limit - 1]
+      const now = performance.now()
+      for (const [stale, entry] of readAhead) if (now - entry.startedAt >= READ_AHEAD_MS) readAhead.delete(stale)
+      if (read.records.length > request.limit && last !== undefined && readAhead.size < MAX_READS_AHEAD) {
+        const next: ListingStore.PageRequest = { ...request, after: { order: "id", id: last.id }, reader: undefined }
+        const rows = Deferred.makeUnsafe<Array<Listing.ListingRecord>, unknown>()
+        readAhead.set(readAheadKey(next, last.id), { visibleBefore: next.visibleBefore, startedAt: now, rows })
+        yield* fullPage(next, pageConditions(next), false).pipe(
+          Effect.map((page) => page.records),
+          Effect.exit,
+          Effect.flatMap((exit) => Deferred.done(rows, exit)),
+          Effect.forkIn(scope)
+        )
+      }
+      return read
+    })
+
   const page = (request: ListingStore.PageRequest) =>
     Effect.gen(function*() {
       const where = pageConditions(request)
       const { records, ...reader } = request.since === undefined
         ? yield* cachedPage(request, where)
-        : yield* fullPage(request, where, false)
+        : yield* sincePage(request, where)
       return { rows: records.slice(0, request.limit), hasMore: records.length > request.limit, ...reader }
     }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.page"))
 
