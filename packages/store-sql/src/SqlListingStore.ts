@@ -352,7 +352,10 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       const last = read.records[request.limit - 1]
       const now = performance.now()
       for (const [stale, entry] of readAhead) if (now - entry.startedAt >= READ_AHEAD_MS) readAhead.delete(stale)
-      if (read.records.length > request.limit && last !== undefined && readAhead.size < MAX_READS_AHEAD) {
+      // Only a run that already follows a cursor is read ahead: a poller that reads one page
+      // from its watermark and stops would make every read-ahead wasted work.
+      const following = request.after !== undefined
+      if (following && read.records.length > request.limit && last !== undefined && readAhead.size < MAX_READS_AHEAD) {
         const next: ListingStore.PageRequest = { ...request, after: { order: "id", id: last.id }, reader: undefined }
         const rows = Deferred.makeUnsafe<Array<Listing.ListingRecord>, unknown>()
         readAhead.set(readAheadKey(next, last.id), { visibleBefore: next.visibleBefore, startedAt: now, rows })
