@@ -1,10 +1,10 @@
 import { AccountStore, HoldStore, KeyStore, ListingStore, Plan, RevealStore } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as AuthCache from "../src/AuthCache.ts"
 import { StoreSql } from "../src/index.ts"
-import { closePglite, DATABASE_URL, pgliteStores, serverDatabase, serverStores } from "./support.ts"
+import { closePglite, describeOnServer, pgliteStores, serverStores } from "./support.ts"
 
 /*
  * The adapter keeps decoded listings by (id, updated_at) and key look-ups for a few seconds
@@ -177,21 +177,12 @@ describe("AuthCache", () => {
   })
 })
 
-describe.skipIf(DATABASE_URL === undefined)(
-  `sql (server) caches${DATABASE_URL === undefined ? " (skipped: DATABASE_URL not set)" : ""}`,
-  () => {
-    let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
-    beforeAll(async () => {
-      database = await serverDatabase(DATABASE_URL!)
-    })
-    afterAll(async () => {
-      await database?.drop()
-    })
-    caches(() => serverStores(() => database!.url))
+describeOnServer("sql (server) caches", (databaseUrl) => {
+    caches(() => serverStores(databaseUrl))
 
     it.live("a plan changed or a key revoked by another process reaches a cached look-up at once (dropshelf_auth)", () =>
       Effect.gen(function*() {
-        const url = database!.url
+        const url = databaseUrl()
         yield* Effect.provide(StoreSql.migrate, StoreSql.layerServer({ url }))
         // Two deployments on one database: `operator` writes, `server` has the look-up cached.
         const operator = yield* Layer.build(Layer.fresh(StoreSql.layerServer({ url })))
@@ -219,5 +210,4 @@ describe.skipIf(DATABASE_URL === undefined)(
         yield* onOperator(KeyStore.KeyStore.use((keys) => keys.revoke("ds_live_notify01", T0 + 1)))
         assert.isTrue(yield* seen(lookUp, (found) => found?.key.revokedAt === T0 + 1), "the revocation was not seen within 2 s")
       }).pipe(Effect.scoped))
-  }
-)
+})

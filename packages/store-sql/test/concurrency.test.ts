@@ -1,11 +1,11 @@
 import { AccountStore, Errors, HoldStore, KeyStore, ListingStore, Plan, RevealStore, Time } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as SqlListingStore from "../src/SqlListingStore.ts"
 import { StoreSql } from "../src/index.ts"
-import { closePglite, DATABASE_URL, pgliteStores, serverClient, serverClientIn, serverDatabase } from "./support.ts"
+import { closePglite, describeOnServer, pgliteStores, serverClient, serverClientIn } from "./support.ts"
 
 /*
  * The guarantees that need the database's own atomicity, checked with real parallel
@@ -132,17 +132,8 @@ describe("sql (pglite) concurrency", () => {
   races(() => pgliteStores)
 })
 
-describe.skipIf(DATABASE_URL === undefined)(
-  `sql (server) concurrency${DATABASE_URL === undefined ? " (skipped: DATABASE_URL not set)" : ""}`,
-  () => {
-    let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
-    beforeAll(async () => {
-      database = await serverDatabase(DATABASE_URL!)
-    })
-    afterAll(async () => {
-      await database?.drop()
-    })
-    races(() => StoreSql.layerStores.pipe(Layer.provideMerge(serverClient(() => database!.url, 40))))
+describeOnServer("sql (server) concurrency", (databaseUrl) => {
+    races(() => StoreSql.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 40))))
 
     it.live("a slow writer's row is not lost: synced_at never passes an open writer's start", () =>
       Effect.gen(function*() {
@@ -150,7 +141,7 @@ describe.skipIf(DATABASE_URL === undefined)(
         // lag at all, so only the open-writer rule keeps the watermark behind the write.
         const sql = yield* SqlClient.SqlClient
         const schema = (yield* sql<{ schema: string }>`SELECT current_schema() AS schema`)[0]!.schema
-        const writer = yield* serverClientIn(database!.url, schema, 2)
+        const writer = yield* serverClientIn(databaseUrl(), schema, 2)
         const listings = yield* ListingStore.ListingStore
         yield* listings.upsert([Fixtures.listingInput("SLOWROW1"), Fixtures.listingInput("OTHER001")])
         yield* Effect.sleep("20 millis")
@@ -193,9 +184,8 @@ describe.skipIf(DATABASE_URL === undefined)(
       }).pipe(
         Effect.provide(
           Layer.mergeAll(SqlListingStore.layerWith({ syncLagSeconds: 0 })).pipe(
-            Layer.provideMerge(serverClient(() => database!.url, 5))
+            Layer.provideMerge(serverClient(databaseUrl, 5))
           )
         )
       ))
-  }
-)
+})

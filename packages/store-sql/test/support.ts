@@ -2,6 +2,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { btree_gist } from "@electric-sql/pglite/contrib/btree_gist"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import { PgClient } from "@effect/sql-pg"
+import { afterAll, beforeAll, describe } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
@@ -116,3 +117,22 @@ export const serverClient = (databaseUrl: () => string, maxConnections = 20): La
 
 export const serverStores = (databaseUrl: () => string): Layer.Layer<StoreSql.Services> =>
   StoreSql.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl)))
+
+/**
+ * A suite that needs a PostgreSQL server: skipped, saying why, without DATABASE_URL; otherwise
+ * given the URL of a database of its own, created before and dropped after.
+ */
+export const describeOnServer = (name: string, body: (databaseUrl: () => string) => void) =>
+  describe.skipIf(DATABASE_URL === undefined)(
+    `${name}${DATABASE_URL === undefined ? " (skipped: DATABASE_URL not set)" : ""}`,
+    () => {
+      let database: Awaited<ReturnType<typeof serverDatabase>> | undefined
+      beforeAll(async () => {
+        database = await serverDatabase(DATABASE_URL!)
+      })
+      afterAll(async () => {
+        await database?.drop()
+      })
+      body(() => database!.url)
+    }
+  )
