@@ -68,7 +68,6 @@ const page: fc.Arbitrary<Listing.ReaderPage> = fc.record({
 
 const encodeListing = Schema.encodeUnknownSync(Listing.ListingView)
 const encodePage = Schema.encodeUnknownSync(Listing.PageView)
-const encodeRevealed = Schema.encodeUnknownSync(Listing.RevealedListingView)
 
 describe("ListingJson", () => {
   it("a listing's JSON is the schema encoding of its view, for any record and reader", () => {
@@ -93,16 +92,6 @@ describe("ListingJson", () => {
   it("a page's JSON is the schema encoding of toPageView, tombstones and cursor included", () => {
     fc.assert(fc.property(page, (readerPage) => {
       assert.deepStrictEqual(JSON.parse(ListingJson.pageJson(readerPage)), encodePage(Listing.toPageView(readerPage)))
-    }))
-  })
-
-  it("extra members are added as the revealed listing's schema encodes them", () => {
-    fc.assert(fc.property(record, reader, instant, (listing, view, at) => {
-      const revealedAt = new Date(at).toISOString()
-      assert.deepStrictEqual(
-        JSON.parse(ListingJson.listingJsonWith(listing, view, { revealed_at: revealedAt })),
-        encodeRevealed({ ...Listing.toListingView(listing, view), revealed_at: revealedAt })
-      )
     }))
   })
 })

@@ -30,10 +30,6 @@ export const listingJson = (listing: ListingRecord, reader: ReaderView): string 
     reader.holdExpiresAt === null ? "null" : `"${toIso(reader.holdExpiresAt)}"`
   }}`
 
-/** The JSON of `toListingView(listing, reader)` plus `extra` members, already rendered. */
-export const listingJsonWith = (listing: ListingRecord, reader: ReaderView, extra: Record<string, unknown>): string =>
-  `${listingJson(listing, reader).slice(0, -1)},${JSON.stringify(extra).slice(1)}`
-
 const tombstoneJson = (listing: ListingRecord): string =>
   `{"id":${JSON.stringify(listing.id)},"status":"delisted","updated_at":"${toIso(listing.updatedAt)}"}`
 
