@@ -2,7 +2,6 @@ import type { PGlite } from "@electric-sql/pglite"
 import { AccountStore, HoldStore, KeyStore, ListingStore, RevealStore } from "@dropshelf/core"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Config, Duration, Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
-import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import { join, resolve } from "node:path"
 import * as AuthCache from "./AuthCache.ts"
@@ -151,12 +150,14 @@ export const layerPgliteClient = (options: { readonly dataDir: string }): Layer.
     })
   )
 
-/** The PgClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open. */
+/**
+ * The server deployment's pool to PostgreSQL 15+, checked on open, as both `PgClient` (which
+ * the key-change listener needs) and `SqlClient` (which the stores use).
+ */
 export const layerPgClient = (
   options: { readonly url: string; readonly maxConnections?: number }
-): Layer.Layer<PgClient.PgClient, StoreOpenError> =>
-  Layer.effect(
-    PgClient.PgClient,
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StoreOpenError> =>
+  PgClient.layerFrom(
     Effect.gen(function*() {
       const client = yield* PgClient.make({
         url: Redacted.make(options.url),
@@ -171,23 +172,14 @@ export const layerPgClient = (
     }).pipe(
       Effect.mapError((cause) =>
         new StoreOpenError({ reason: "ConnectionFailed", message: `Could not connect to DATABASE_URL: ${oneLine(cause)}` })
-      ),
-      Effect.provide(Reactivity.layer)
+      )
     )
   )
-
-const sqlClientOfPg = Layer.effect(
-  SqlClient.SqlClient,
-  Effect.gen(function*() {
-    const client: SqlClient.SqlClient = yield* PgClient.PgClient
-    return client
-  })
-)
 
 /** The SqlClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open. */
 export const layerServerClient = (
   options: { readonly url: string; readonly maxConnections?: number }
-): Layer.Layer<SqlClient.SqlClient, StoreOpenError> => sqlClientOfPg.pipe(Layer.provide(layerPgClient(options)))
+): Layer.Layer<SqlClient.SqlClient, StoreOpenError> => layerPgClient(options)
 
 const withStores = <E>(client: Layer.Layer<SqlClient.SqlClient, E>): Layer.Layer<Services, E> =>
   layerStores.pipe(Layer.provideMerge(client))
@@ -201,11 +193,7 @@ export const layerPglite = (options: { readonly dataDir: string }): Layer.Layer<
  * for key and plan changes made by other processes.
  */
 export const layerServer = (options: { readonly url: string; readonly maxConnections?: number }): Layer.Layer<Services, StoreOpenError> =>
-  layerAuthListener.pipe(
-    Layer.provideMerge(layerStores),
-    Layer.provideMerge(sqlClientOfPg),
-    Layer.provideMerge(layerPgClient(options))
-  )
+  layerAuthListener.pipe(Layer.provideMerge(layerStores), Layer.provideMerge(layerPgClient(options)))
 
 /** `DATABASE_URL` set (non-empty): the server; otherwise PGlite in `DROPSHELF_DATA_DIR` (default `./.dropshelf`). */
 export const layerFromEnv: Layer.Layer<Services, StoreOpenError> = Layer.unwrap(
