@@ -9,30 +9,19 @@
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
  * BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000).
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process"
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { seedLines } from "../apps/cli/src/Seed.ts"
-import { databaseUrl, psql, seconds, serverUrl } from "./postgres.ts"
+import { psql, seconds, serverUrl } from "./postgres.ts"
+import { dropshelf, keyFor, load as loadFor, type LoadResult, startCeiling, startServer, stop } from "./server.ts"
 
 const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000)
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
-const node = process.execPath
-const cli = join(import.meta.dirname, "..", "apps", "cli", "src", "main.ts")
 const work = mkdtempSync(join(tmpdir(), "dropshelf-bench-"))
-
-
-const dropshelf = (databaseName: string, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) =>
-  JSON.parse(execFileSync(node, [cli, ...args, "--json"], {
-    encoding: "utf8",
-    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), ...extraEnv },
-    maxBuffer: 64 * 1024 * 1024
-  }))
-
 
 /** A database holding exactly `count` seeded listings, made once and reused by later runs. */
 const ensureDirectory = (count: number) => {
@@ -76,58 +65,8 @@ const rssMb = (pid: number) => {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
 }
 
-const waitFor = async (url: string) => {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(url)).ok) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`${url} did not answer`)
-}
-
-/** Servers this run started, stopped however the run ends so that none outlives it. */
-const children = new Set<ChildProcess>()
-process.on("exit", () => {
-  for (const child of children) child.kill("SIGTERM")
-})
-
-const startServer = async (databaseName: string, port: number): Promise<ChildProcess> => {
-  const child = spawn(node, [cli, "serve", "--port", String(port)], {
-    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only" },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  children.add(child)
-  child.once("exit", () => children.delete(child))
-  await waitFor(`http://127.0.0.1:${port}/healthz`)
-  if (child.exitCode !== null) throw new Error(`the server on port ${port} exited at start (is the port taken?)`)
-  return child
-}
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    child.once("exit", () => resolve())
-    child.kill("SIGTERM")
-  })
-
-interface LoadResult {
-  readonly requestsPerSecond: number
-  readonly p50: number
-  readonly p99: number
-  readonly non2xx: number
-  readonly errors: number
-}
-
 const load = (port: number, key: string, requests: ReadonlyArray<{ method?: string; path: string }>): LoadResult =>
-  JSON.parse(execFileSync(node, [join(import.meta.dirname, "load.ts"), JSON.stringify({
-    url: `http://127.0.0.1:${port}`,
-    connections: CONNECTIONS,
-    durationSeconds: DURATION,
-    headers: { authorization: `Bearer ${key}` },
-    requests
-  })], { encoding: "utf8" }))
+  loadFor(port, key, requests, { connections: CONNECTIONS, durationSeconds: DURATION })
 
 /** One GET; retried once when the server closed an idle keep-alive connection just as it was reused. */
 const getJson = async (port: number, key: string, path: string, retry = true): Promise<{ body: string; status: number }> => {
@@ -138,11 +77,6 @@ const getJson = async (port: number, key: string, path: string, retry = true): P
     if (!retry) throw error
     return getJson(port, key, path, false)
   }
-}
-
-const businessKey = (databaseName: string) => {
-  const account = dropshelf(databaseName, ["accounts", "create", "--name", `bench-${Date.now()}`, "--plan", "business"])
-  return dropshelf(databaseName, ["keys", "create", account.id, "--name", "bench"]).key as string
 }
 
 const rows: Array<[string, string, string, string, string, string, string]> = []
@@ -166,7 +100,7 @@ const main = async () => {
   const importRate = await measureImport()
 
   const port = 18_080
-  const key = businessKey(large.name)
+  const key = keyFor(large.name)
   const server = await startServer(large.name, port)
   await new Promise((resolve) => setTimeout(resolve, 2000))
   const idleRss = rssMb(server.pid!)
@@ -174,9 +108,7 @@ const main = async () => {
   const first = await getJson(port, key, "/api/v1/domains")
   const bodyFile = join(work, "page.json")
   writeFileSync(bodyFile, first.body)
-  const ceilingProcess = spawn(node, [join(import.meta.dirname, "ceiling.ts"), bodyFile], { stdio: ["ignore", "pipe", "inherit"] })
-  children.add(ceilingProcess)
-  const ceilingPort = Number(await new Promise<string>((resolve) => ceilingProcess.stdout!.once("data", (data) => resolve(String(data)))))
+  const { port: ceilingPort, child: ceilingProcess } = await startCeiling(bodyFile)
   const ceiling = load(ceilingPort, key, [{ path: "/api/v1/domains" }])
   ceilingProcess.kill("SIGTERM")
   rows.push(["ceiling: bare node:http, same bytes", ceiling.requestsPerSecond.toFixed(0), `${ceiling.p50} ms`, `${ceiling.p99} ms`, "", "100%", String(ceiling.non2xx + ceiling.errors)])
@@ -225,7 +157,7 @@ const main = async () => {
   row("reveal writes", load(port, key, ids.map((id) => ({ method: "POST", path: `/api/v1/domains/${id}/reveal` }))), rssMb(server.pid!), ceiling.requestsPerSecond)
   await stop(server)
 
-  const smallKey = businessKey(small.name)
+  const smallKey = keyFor(small.name)
   const smallServer = await startServer(small.name, port + 1)
   const smallPage = load(port + 1, smallKey, [{ path: "/api/v1/domains" }])
   await stop(smallServer)

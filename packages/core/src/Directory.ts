@@ -48,7 +48,7 @@ import { type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain
 import { AvailabilityCheck } from "./ports/AvailabilityCheck.ts"
 import { HoldStore } from "./ports/HoldStore.ts"
 import { KeyStore, type KeyRecord } from "./ports/KeyStore.ts"
-import { ListingStore } from "./ports/ListingStore.ts"
+import { ListingStore, type PageResult } from "./ports/ListingStore.ts"
 import type { RateDecision } from "./ports/RateLimiter.ts"
 import { RevealStore } from "./ports/RevealStore.ts"
 
@@ -158,7 +158,7 @@ export class Directory extends Context.Service<Directory, {
         caller: Caller,
         rows: ReadonlyArray<ListingRecord>,
         now: Instant,
-        answered: { readonly running?: ReadonlyMap<string, HoldRecord> | undefined; readonly revealed?: ReadonlySet<string> | undefined } = {}
+        answered: Pick<PageResult, "running" | "revealed"> = {}
       ) {
         const active = rows.filter((row) => row.status === "active")
         const ids = active.map((row) => row.id)

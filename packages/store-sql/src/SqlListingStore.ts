@@ -343,7 +343,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       const key = request.after === undefined ? undefined : readAheadKey(request, request.after.id)
       const ahead = key === undefined ? undefined : readAhead.get(key)
       if (key !== undefined) readAhead.delete(key)
-      let read: { readonly records: Array<Listing.ListingRecord>; readonly running?: ReadonlyMap<string, Hold.HoldRecord>; readonly revealed?: ReadonlySet<string> } | undefined
+      let read: { readonly records: Array<Listing.ListingRecord> } & Pick<ListingStore.PageResult, "running" | "revealed"> | undefined
       if (ahead !== undefined && ahead.visibleBefore <= request.visibleBefore && performance.now() - ahead.startedAt < READ_AHEAD_MS) {
         const rows = yield* Effect.exit(Deferred.await(ahead.rows))
         if (Exit.isSuccess(rows)) read = { records: rows.value }

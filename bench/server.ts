@@ -1,0 +1,94 @@
+/**
+ * What the benchmarks share: the `dropshelf` CLI on a bench database, a key of a given plan, the
+ * real server started with the rate limiter counting but never refusing, and the load
+ * generator (`load.ts`) run as its own process.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { join } from "node:path"
+import { databaseUrl } from "./postgres.ts"
+
+const node = process.execPath
+const cli = join(import.meta.dirname, "..", "apps", "cli", "src", "main.ts")
+
+/** One CLI command on `databaseName`, its `--json` output parsed. */
+export const dropshelf = (databaseName: string, args: ReadonlyArray<string>) =>
+  JSON.parse(execFileSync(node, [cli, ...args, "--json"], {
+    encoding: "utf8",
+    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName) },
+    maxBuffer: 64 * 1024 * 1024
+  }))
+
+/** A new account on `plan` and the secret of a key of its. */
+export const keyFor = (databaseName: string, plan: "free" | "pro" | "business" = "business") => {
+  const account = dropshelf(databaseName, ["accounts", "create", "--name", `bench-${Date.now()}`, "--plan", plan])
+  return dropshelf(databaseName, ["keys", "create", account.id, "--name", "bench"]).key as string
+}
+
+const waitFor = async (url: string) => {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`${url} did not answer`)
+}
+
+/** Servers this run started, stopped however the run ends so that none outlives it. */
+const children = new Set<ChildProcess>()
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGTERM")
+})
+
+/** `dropshelf serve` on `databaseName`, counting every request and refusing none; resolves once it answers. */
+export const startServer = async (databaseName: string, port: number): Promise<ChildProcess> => {
+  const child = spawn(node, [cli, "serve", "--port", String(port)], {
+    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only" },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  await waitFor(`http://127.0.0.1:${port}/healthz`)
+  if (child.exitCode !== null) throw new Error(`the server on port ${port} exited at start (is the port taken?)`)
+  return child
+}
+
+export const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.once("exit", () => resolve())
+    child.kill("SIGTERM")
+  })
+
+export interface LoadResult {
+  readonly requestsPerSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly total: number
+  readonly non2xx: number
+  readonly errors: number
+}
+
+/** autocannon from its own process, for `durationSeconds` or `amount` requests. */
+export const load = (
+  port: number,
+  key: string,
+  requests: ReadonlyArray<{ method?: string; path: string }>,
+  options: { readonly connections: number } & ({ readonly durationSeconds: number } | { readonly amount: number })
+): LoadResult =>
+  JSON.parse(execFileSync(node, [join(import.meta.dirname, "load.ts"), JSON.stringify({
+    url: `http://127.0.0.1:${port}`,
+    headers: { authorization: `Bearer ${key}` },
+    requests,
+    ...options
+  })], { encoding: "utf8" }))
+
+/** The machine's ceiling (`ceiling.ts`): a bare node:http server answering `bodyFile`'s bytes. */
+export const startCeiling = async (bodyFile: string): Promise<{ readonly port: number; readonly child: ChildProcess }> => {
+  const child = spawn(node, [join(import.meta.dirname, "ceiling.ts"), bodyFile], { stdio: ["ignore", "pipe", "inherit"] })
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  const port = Number(await new Promise<string>((resolve) => child.stdout!.once("data", (data) => resolve(String(data)))))
+  return { port, child }
+}
