@@ -1,8 +1,9 @@
 import { Bands, type Hold, type Ids, type Listing, ListingFilter, ListingStore, ListQuery, Masking, Time } from "@dropshelf/core"
 import { Deferred, Effect, Exit, Layer, Scope } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import * as ListingCache from "./ListingCache.ts"
+import * as SharedReads from "./SharedReads.ts"
 import { toHold } from "./SqlHoldStore.ts"
 import { instant, instantOrNull, int, intOrNull, json, textOrNull, toDate } from "./Rows.ts"
 
@@ -250,15 +251,16 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   /**
    * A page's rows as `select` (a statement over listings, in page order) reads them; with a
    * reader, in the same statement, the hold running on each row (as `HoldStore.runningOn`) and
-   * whether the reader revealed it (as `RevealStore.revealedAmong`): one round trip where three were.
+   * which of `revealers` revealed it (as `RevealStore.revealedAmong`): one round trip where
+   * three were. Several revealers when reads of one page share the statement (`SharedReads`).
    */
-  const withReader = (request: ListingStore.PageRequest, select: Fragment) => {
+  const withReader = (request: ListingStore.PageRequest, select: Fragment, revealers: ReadonlyArray<string>) => {
     const reader = request.reader
     if (reader === undefined) return sql<Row>`${select}`
-    const revealed = reader.revealsOf === undefined
-      ? sql.literal("false")
-      : sql`EXISTS (SELECT 1 FROM reveals r WHERE r.account_id = ${reader.revealsOf} AND r.listing_id = l.id)`
-    return sql<Row>`SELECT l.*, ${revealed} AS revealed,
+    const revealedBy = revealers.length === 0
+      ? sql.literal("'{}'::text[]")
+      : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${revealers}::text[]))`
+    return sql<Row>`SELECT l.*, ${revealedBy} AS revealed_by,
         h.id AS h_id, h.listing_id AS h_listing_id, h.account_id AS h_account_id, h.held_at AS h_held_at,
         h.expires_at AS h_expires_at, h.extended AS h_extended, h.ended_at AS h_ended_at, h.outcome AS h_outcome
       FROM (${select}) AS l
@@ -268,28 +270,57 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       ORDER BY ${orderOf(request, "l.")}`
   }
 
-  /** What the statement said of the reader, in `PageResult`'s terms. */
-  const readerAnswers = (request: ListingStore.PageRequest, rows: ReadonlyArray<Row>) => {
-    if (request.reader === undefined) return {}
+  /** What the statement said of the readers: the running holds, and each revealer's reveals. */
+  interface ReaderAnswers {
+    readonly running: ReadonlyMap<string, Hold.HoldRecord>
+    readonly revealedBy: ReadonlyMap<string, ReadonlySet<string>>
+  }
+  const readerAnswers = (rows: ReadonlyArray<Row>): ReaderAnswers => {
     const running = new Map<string, Hold.HoldRecord>()
-    const revealed = new Set<string>()
+    const revealedBy = new Map<string, Set<string>>()
     for (const row of rows) {
       if (row.h_id !== null && row.h_id !== undefined) running.set(row.id as string, toHold(row, "h_"))
-      if (row.revealed === true) revealed.add(row.id as string)
+      for (const account of (row.revealed_by ?? []) as ReadonlyArray<string>) {
+        let ids = revealedBy.get(account)
+        if (ids === undefined) revealedBy.set(account, ids = new Set())
+        ids.add(row.id as string)
+      }
     }
-    return request.reader.revealsOf === undefined ? { running } : { running, revealed }
+    return { running, revealedBy }
+  }
+
+  /** `PageResult`'s reader fields for `request`, from what a (possibly shared) statement said. */
+  const answersFor = (request: ListingStore.PageRequest, answers: ReaderAnswers | undefined) => {
+    const reader = request.reader
+    if (reader === undefined || answers === undefined) return {}
+    if (reader.revealsOf === undefined) return { running: answers.running }
+    return { running: answers.running, revealed: answers.revealedBy.get(reader.revealsOf) ?? new Set<string>() }
+  }
+
+  const revealersOf = (request: ListingStore.PageRequest) =>
+    request.reader?.revealsOf === undefined ? [] : [request.reader.revealsOf]
+
+  interface Read {
+    readonly records: Array<Listing.ListingRecord>
+    readonly answers?: ReaderAnswers | undefined
   }
 
   /** The page decoded in full: a since pull (read once, not worth caching) and the fallback. */
-  const fullPage = (request: ListingStore.PageRequest, where: ReadonlyArray<Fragment>, keep: boolean) =>
+  const fullPage = (
+    request: ListingStore.PageRequest,
+    where: ReadonlyArray<Fragment>,
+    keep: boolean,
+    revealers: ReadonlyArray<string>
+  ): Effect.Effect<Read, SqlError.SqlError> =>
     withReader(
       request,
       sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE ${sql.and(where)}
-        ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`
+        ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
+      revealers
     ).pipe(
       Effect.map((rows) => ({
         records: rows.map((row) => (keep ? cache.intern(toRecord(row)) : toRecord(row))),
-        ...readerAnswers(request, rows.slice(0, request.limit))
+        answers: request.reader === undefined ? undefined : readerAnswers(rows.slice(0, request.limit))
       }))
     )
 
@@ -298,12 +329,14 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
    * A row written between the two statements is not mixed in at its newer version (it might no
    * longer match): the page is then read again in full, as one statement.
    */
-  const cachedPage = (request: ListingStore.PageRequest, where: ReadonlyArray<Fragment>) =>
+  const cachedPage = (request: ListingStore.PageRequest, revealers: ReadonlyArray<string>) =>
     Effect.gen(function*() {
+      const where = pageConditions(request)
       const versions = yield* withReader(
         request,
         sql`SELECT id, updated_at, discovered_at FROM listings WHERE ${sql.and(where)}
-          ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`
+          ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
+        revealers
       )
       const records = new Array<Listing.ListingRecord | undefined>(versions.length)
       const missing: Array<string> = []
@@ -311,20 +344,46 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         records[index] = cache.get(version.id as string, instant(version.updated_at))
         if (records[index] === undefined) missing.push(version.id as string)
       })
-      const reader = readerAnswers(request, versions.slice(0, request.limit))
-      if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, ...reader }
+      const answers = request.reader === undefined ? undefined : readerAnswers(versions.slice(0, request.limit))
+      if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers }
       const fetched = yield* sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${missing}::text[])`
       const byId = new Map(fetched.map((row) => [row.id as string, toRecord(row)]))
       for (let index = 0; index < versions.length; index++) {
         if (records[index] !== undefined) continue
         const record = byId.get(versions[index]!.id as string)
         if (record === undefined || record.updatedAt !== instant(versions[index]!.updated_at)) {
-          return yield* fullPage(request, where, true)
+          return yield* fullPage(request, where, true, revealers)
         }
         records[index] = cache.intern(record)
       }
-      return { records: records as Array<Listing.ListingRecord>, ...reader }
+      return { records: records as Array<Listing.ListingRecord>, answers }
     })
+
+  /**
+   * Pages other than since runs go through `SharedReads`: reads of the same page (same filters,
+   * position, size, access delay) that arrive while one is being read share the next statement.
+   * That statement runs at the latest clock of its batch; every request in it started before,
+   * so each answer is still the directory at an instant inside its own request. The reveals of
+   * every reader in the batch come back with it.
+   */
+  const sharedPageKey = (request: ListingStore.PageRequest) =>
+    JSON.stringify([
+      request.order,
+      request.after,
+      request.limit,
+      request.filters,
+      request.now - request.visibleBefore,
+      request.reader === undefined ? null : request.reader.at - request.now
+    ])
+
+  const sharedPages = SharedReads.make(scope, (batch: ReadonlyArray<ListingStore.PageRequest>) =>
+    Effect.gen(function*() {
+      let latest = batch[0]!
+      for (const request of batch) if (request.now > latest.now) latest = request
+      const revealers = [...new Set(batch.flatMap(revealersOf))]
+      const read = yield* cachedPage(latest, revealers)
+      return batch.map((request) => ({ records: read.records, ...answersFor(request, read.answers) }))
+    }).pipe(Effect.orDie))
 
   /*
    * Read-ahead for since runs. A consumer asks for the next page only once it has this one, so
@@ -338,17 +397,17 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   const readAheadKey = (request: ListingStore.PageRequest, afterId: string) =>
     JSON.stringify([request.since, request.order, request.limit, request.filters, afterId])
 
-  const sincePage = (request: ListingStore.PageRequest, where: ReadonlyArray<Fragment>) =>
+  const sincePage = (request: ListingStore.PageRequest) =>
     Effect.gen(function*() {
       const key = request.after === undefined ? undefined : readAheadKey(request, request.after.id)
       const ahead = key === undefined ? undefined : readAhead.get(key)
       if (key !== undefined) readAhead.delete(key)
-      let read: { readonly records: Array<Listing.ListingRecord> } & Pick<ListingStore.PageResult, "running" | "revealed"> | undefined
+      let read: Read | undefined
       if (ahead !== undefined && ahead.visibleBefore <= request.visibleBefore && performance.now() - ahead.startedAt < READ_AHEAD_MS) {
         const rows = yield* Effect.exit(Deferred.await(ahead.rows))
         if (Exit.isSuccess(rows)) read = { records: rows.value }
       }
-      read ??= yield* fullPage(request, where, false)
+      read ??= yield* fullPage(request, pageConditions(request), false, revealersOf(request))
       const last = read.records[request.limit - 1]
       const now = performance.now()
       for (const [stale, entry] of readAhead) if (now - entry.startedAt >= READ_AHEAD_MS) readAhead.delete(stale)
@@ -359,24 +418,21 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         const next: ListingStore.PageRequest = { ...request, after: { order: "id", id: last.id }, reader: undefined }
         const rows = Deferred.makeUnsafe<Array<Listing.ListingRecord>, unknown>()
         readAhead.set(readAheadKey(next, last.id), { visibleBefore: next.visibleBefore, startedAt: now, rows })
-        yield* fullPage(next, pageConditions(next), false).pipe(
+        yield* fullPage(next, pageConditions(next), false, []).pipe(
           Effect.map((page) => page.records),
           Effect.exit,
           Effect.flatMap((exit) => Deferred.done(rows, exit)),
           Effect.forkIn(scope)
         )
       }
-      return read
-    })
+      return { records: read.records, ...answersFor(request, read.answers) }
+    }).pipe(Effect.orDie)
 
-  const page = (request: ListingStore.PageRequest) =>
-    Effect.gen(function*() {
-      const where = pageConditions(request)
-      const { records, ...reader } = request.since === undefined
-        ? yield* cachedPage(request, where)
-        : yield* sincePage(request, where)
-      return { rows: records.slice(0, request.limit), hasMore: records.length > request.limit, ...reader }
-    }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.page"))
+  const page = (request: ListingStore.PageRequest): Effect.Effect<ListingStore.PageResult> =>
+    Effect.map(
+      request.since === undefined ? sharedPages.read(sharedPageKey(request), request) : sincePage(request),
+      ({ records, ...reader }) => ({ rows: records.slice(0, request.limit), hasMore: records.length > request.limit, ...reader })
+    ).pipe(Effect.withSpan("SqlListingStore.page"))
 
   const find = (id: Ids.ListingId) =>
     sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}`.pipe(

@@ -1,0 +1,84 @@
+import { Deferred, Effect, Exit, type Scope } from "effect"
+
+/*
+ * Concurrent identical reads share one statement. Under load most page requests ask the same
+ * few questions (the default page above all), and each statement costs a round trip and
+ * Postgres' own work whatever its result.
+ *
+ * A read never joins a statement already running: that statement's snapshot may be older than
+ * the read, and a caller who has just revealed or held a listing must see it. It waits for the
+ * next statement of its key instead, which starts as soon as the running one ends and answers
+ * every read that arrived meanwhile, so each answer still reflects the directory at an instant
+ * between that read's start and its end. With nothing running, a read starts its statement at
+ * once: sharing costs no latency when there is nothing to share.
+ *
+ * Effect's RequestResolver batches too, but a batch there starts after a delay that does not
+ * depend on the key; here a batch starts exactly when the previous one for its key ends.
+ */
+
+export interface SharedReads<R, A> {
+  /** Reads `request` in a batch of reads with the same `key`; the batch sees every request. */
+  readonly read: (key: string, request: R) => Effect.Effect<A>
+  /** Keys with a statement running; for tests and diagnostics. */
+  readonly running: () => number
+}
+
+interface Waiting<R, A> {
+  readonly request: R
+  readonly done: Deferred.Deferred<A>
+}
+
+/**
+ * `run` answers a batch of requests (one answer per request, in order). It runs in `scope`,
+ * not in a caller's fiber: a caller that goes away does not cancel the others' statement.
+ */
+export const make = <R, A>(
+  scope: Scope.Scope,
+  run: (batch: ReadonlyArray<R>) => Effect.Effect<ReadonlyArray<A>>
+): SharedReads<R, A> => {
+  // A key is present while a statement for it runs; its array holds the reads for the next one.
+  const next = new Map<string, Array<Waiting<R, A>>>()
+
+  const settle = (batch: ReadonlyArray<Waiting<R, A>>, exit: Exit.Exit<ReadonlyArray<A>>) =>
+    Effect.sync(() => {
+      batch.forEach((waiting, index) => {
+        Deferred.doneUnsafe(
+          waiting.done,
+          Exit.isSuccess(exit) ? Effect.succeed(exit.value[index]!) : Effect.failCause(exit.cause)
+        )
+      })
+    })
+
+  const runFrom = (key: string, batch: ReadonlyArray<Waiting<R, A>>): Effect.Effect<void> =>
+    run(batch.map((waiting) => waiting.request)).pipe(
+      Effect.exit,
+      Effect.flatMap((exit) => settle(batch, exit)),
+      Effect.andThen(Effect.suspend(() => {
+        const waiting = next.get(key)!
+        if (waiting.length === 0) {
+          next.delete(key)
+          return Effect.void
+        }
+        next.set(key, [])
+        return runFrom(key, waiting)
+      }))
+    )
+
+  const read = (key: string, request: R) =>
+    Effect.suspend(() => {
+      const done = Deferred.makeUnsafe<A>()
+      const waiting = next.get(key)
+      if (waiting !== undefined) {
+        waiting.push({ request, done })
+        return Deferred.await(done)
+      }
+      next.set(key, [])
+      return runFrom(key, [{ request, done }]).pipe(
+        Effect.uninterruptible,
+        Effect.forkIn(scope),
+        Effect.andThen(Deferred.await(done))
+      )
+    })
+
+  return { read, running: () => next.size }
+}
