@@ -70,6 +70,33 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       assert.isUndefined(unlimited.revealed)
     })))
 
+  it.live("reads of one page by several readers at once share statements, and each gets its own reveals", () =>
+    run(Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      const reveals = yield* RevealStore.RevealStore
+      const holds = yield* HoldStore.HoldStore
+      const now = Date.now()
+      yield* listings.upsert(["SHARED01", "SHARED02", "SHARED03"].map((id) => Fixtures.listingInput(id)))
+      yield* reveals.record({ accountId: "ann", listingId: "SHARED01", at: now, charge: undefined })
+      yield* reveals.record({ accountId: "bob", listingId: "SHARED02", at: now, charge: undefined })
+      yield* reveals.record({ accountId: "bob", listingId: "SHARED03", at: now, charge: undefined })
+      const { hold } = yield* holds.acquire({ accountId: "ann", listingId: "SHARED03", plan: Plan.Plans.pro, now })
+      const readers = ["ann", "bob", "cid", undefined, "ann", "bob", "cid", undefined].flatMap((reader) => [reader, reader, reader])
+      // Forked together: the first read's statement runs while the others arrive, so they share the next.
+      const pages = yield* Effect.all(
+        readers.map((revealsOf, index) =>
+          listings.page({ ...pageRequest(now + 1 + (index % 3)), reader: { at: now + 1 + (index % 3), revealsOf } })),
+        { concurrency: "unbounded" }
+      )
+      const expected: Record<string, ReadonlyArray<string>> = { ann: ["SHARED01"], bob: ["SHARED02", "SHARED03"], cid: [] }
+      pages.forEach((page, index) => {
+        const reader = readers[index]
+        assert.deepStrictEqual(page.rows.map((row) => row.id), ["SHARED01", "SHARED02", "SHARED03"])
+        assert.deepStrictEqual(page.running, new Map([["SHARED03", hold]]))
+        assert.deepStrictEqual(page.revealed, reader === undefined ? undefined : new Set(expected[reader]))
+      })
+    })))
+
   it.live("a since run read ahead: every row once, a hold taken meanwhile is seen, a delisting reaches the next run", () =>
     run(Effect.gen(function*() {
       const listings = yield* ListingStore.ListingStore

@@ -6,6 +6,12 @@ import type { DelistReason, ListingRecord, ListingStatus } from "../domain/Listi
 import type { ListFilters, ListOrder } from "../domain/ListQuery.ts"
 import type { Instant } from "../domain/Time.ts"
 
+/**
+ * One page of listings. Its instants (`now`, `visibleBefore`, `reader.at`) come from the caller's
+ * clock when it asked. A store may answer as of a later instant of that clock, moving all three
+ * by the same amount, never an earlier one: the answer then still shows the directory at a moment
+ * inside the call. The SQL store does so when concurrent reads of one page share a statement.
+ */
 export interface PageRequest {
   readonly order: ListOrder
   /** Keyset position: rows strictly after it in `order`. */
