@@ -206,30 +206,31 @@ export class Directory extends Context.Service<Directory, {
             })
           }
         }
-        let after: CursorPosition | undefined
-        if (query.cursor !== undefined) {
-          after = yield* cursors.read(query.cursor, query.order)
-          const anchor = yield* listings.find(after.id)
-          if (anchor === undefined) {
-            return yield* new InvalidRequest({
-              parameter: "cursor",
-              message: "cursor names a position the directory no longer holds; start again without cursor"
-            })
-          }
-        }
+        const after = query.cursor === undefined ? undefined : yield* cursors.read(query.cursor, query.order)
         // synced_at is read before any row, so nothing committed after it can be missed next run.
         const syncedAt = yield* listings.syncedAt
         const now = yield* Clock.currentTimeMillis
-        const page = yield* listings.page({
-          order: query.order,
-          after,
-          limit: query.limit,
-          filters: query.filters,
-          visibleBefore: now - caller.plan.accessDelayMs,
-          since: query.since,
-          now,
-          reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
-        })
+        // The cursor's anchor is looked up beside the page, not before it: a since run is a
+        // chain of requests, and each round trip on it is paid once per page.
+        const [anchor, page] = yield* Effect.all([
+          after === undefined ? Effect.undefined : listings.find(after.id),
+          listings.page({
+            order: query.order,
+            after,
+            limit: query.limit,
+            filters: query.filters,
+            visibleBefore: now - caller.plan.accessDelayMs,
+            since: query.since,
+            now,
+            reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
+          })
+        ], { concurrency: 2 })
+        if (after !== undefined && anchor === undefined) {
+          return yield* new InvalidRequest({
+            parameter: "cursor",
+            message: "cursor names a position the directory no longer holds; start again without cursor"
+          })
+        }
         const rows = yield* readerRowsFor(caller, page.rows, now, page)
         const last = page.rows[page.rows.length - 1]
         const nextCursor = page.hasMore && last !== undefined

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Directory, Errors, Operators, Plan, RevealStore } from "@dropshelf/core"
+import { Cursor, Directory, Errors, Operators, Plan, RevealStore } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { callerOn, DAY, HOUR, id, listing, load, T0 } from "./support.ts"
 
@@ -53,6 +53,26 @@ describe("Directory: authentication", () => {
 })
 
 describe("Directory: reading", () => {
+  it.effect("refuses a genuine cursor whose anchor listing the directory does not hold", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const directory = yield* Directory.Directory
+      const cursors = yield* Cursor.CursorCodec
+      yield* load(listing("HELDROW1", { discoveredAt: T0 - 8 * DAY }))
+      const { caller } = yield* callerOn("business")
+      const held = yield* cursors.issue({ order: "id", id: "HELDROW1" as never })
+      const page = yield* directory.list(caller, { cursor: held })
+      assert.deepStrictEqual(page.data, [])
+      const gone = yield* cursors.issue({ order: "id", id: "NEVERHLD" as never })
+      const error = yield* Effect.flip(directory.list(caller, { cursor: gone }))
+      assert.instanceOf(error, Errors.InvalidRequest)
+      assert.strictEqual((error as Errors.InvalidRequest).parameter, "cursor")
+    }).pipe(Effect.provide(Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+      Layer.provideMerge(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
+      Layer.provideMerge(StoreMemory.layer),
+      Layer.provideMerge(StoreMemory.layerCrypto)
+    ))))
+
   it.effect("hides listings younger than the plan's access delay", () =>
     run(Effect.gen(function*() {
       const directory = yield* Directory.Directory

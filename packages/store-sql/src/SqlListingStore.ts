@@ -434,11 +434,17 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       ({ records, ...reader }) => ({ rows: records.slice(0, request.limit), hasMore: records.length > request.limit, ...reader })
     ).pipe(Effect.withSpan("SqlListingStore.page"))
 
-  const find = (id: Ids.ListingId) =>
-    sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}`.pipe(
-      Effect.map((rows) => (rows[0] === undefined ? undefined : cache.intern(toRecord(rows[0])))),
+  /** Look-ups of one id share statements as pages do: a busy listing, a cursor many follow. */
+  const sharedFinds = SharedReads.make(scope, (batch: ReadonlyArray<Ids.ListingId>) =>
+    sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${batch[0]!}`.pipe(
+      Effect.map((rows) => {
+        const found = rows[0] === undefined ? undefined : cache.intern(toRecord(rows[0]))
+        return batch.map(() => found)
+      }),
       Effect.orDie
-    )
+    ))
+
+  const find = (id: Ids.ListingId) => sharedFinds.read(id, id)
 
   /** One index probe per code (listings_category): a DISTINCT over every matching row took 0.9 s on 1 M rows. */
   const unknownCategories = (codes: ReadonlyArray<string>) =>
