@@ -1,5 +1,5 @@
 import { Bands, type Hold, type Ids, type Listing, ListingFilter, ListingStore, ListQuery, Masking, Time } from "@dropshelf/core"
-import { Deferred, Effect, Exit, Layer, Scope } from "effect"
+import { Deferred, Effect, Exit, Layer, Option, Scope } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import * as ListingCache from "./ListingCache.ts"
@@ -376,14 +376,24 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       request.reader === undefined ? null : request.reader.at - request.now
     ])
 
-  const sharedPages = SharedReads.make(scope, (batch: ReadonlyArray<ListingStore.PageRequest>) =>
+  const pagesFor = (batch: ReadonlyArray<ListingStore.PageRequest>) =>
     Effect.gen(function*() {
       let latest = batch[0]!
       for (const request of batch) if (request.now > latest.now) latest = request
       const revealers = [...new Set(batch.flatMap(revealersOf))]
       const read = yield* cachedPage(latest, revealers)
       return batch.map((request) => ({ records: read.records, ...answersFor(request, read.answers) }))
-    }).pipe(Effect.orDie))
+    }).pipe(Effect.orDie)
+  const sharedPages = SharedReads.make(scope, pagesFor)
+
+  /**
+   * A read inside a caller's transaction belongs to that transaction (its snapshot, its own
+   * uncommitted rows, its connection): it is never shared. Sharing it could also deadlock,
+   * with the shared statement waiting for the connection the transaction holds.
+   */
+  const shareUnlessInTransaction = <A>(shared: Effect.Effect<A>, own: Effect.Effect<A>) =>
+    Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) =>
+      Option.isSome(transaction) ? own : shared)
 
   /*
    * Read-ahead for since runs. A consumer asks for the next page only once it has this one, so
@@ -430,21 +440,26 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
 
   const page = (request: ListingStore.PageRequest): Effect.Effect<ListingStore.PageResult> =>
     Effect.map(
-      request.since === undefined ? sharedPages.read(sharedPageKey(request), request) : sincePage(request),
+      request.since !== undefined
+        ? sincePage(request)
+        : shareUnlessInTransaction(
+          sharedPages.read(sharedPageKey(request), request),
+          Effect.map(pagesFor([request]), (pages) => pages[0]!)
+        ),
       ({ records, ...reader }) => ({ rows: records.slice(0, request.limit), hasMore: records.length > request.limit, ...reader })
     ).pipe(Effect.withSpan("SqlListingStore.page"))
 
+  const findOne = (id: Ids.ListingId) =>
+    sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? undefined : cache.intern(toRecord(rows[0])))),
+      Effect.orDie
+    )
+
   /** Look-ups of one id share statements as pages do: a busy listing, a cursor many follow. */
   const sharedFinds = SharedReads.make(scope, (batch: ReadonlyArray<Ids.ListingId>) =>
-    sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${batch[0]!}`.pipe(
-      Effect.map((rows) => {
-        const found = rows[0] === undefined ? undefined : cache.intern(toRecord(rows[0]))
-        return batch.map(() => found)
-      }),
-      Effect.orDie
-    ))
+    Effect.map(findOne(batch[0]!), (found) => batch.map(() => found)))
 
-  const find = (id: Ids.ListingId) => sharedFinds.read(id, id)
+  const find = (id: Ids.ListingId) => shareUnlessInTransaction(sharedFinds.read(id, id), findOne(id))
 
   /** One index probe per code (listings_category): a DISTINCT over every matching row took 0.9 s on 1 M rows. */
   const unknownCategories = (codes: ReadonlyArray<string>) =>

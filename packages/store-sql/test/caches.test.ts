@@ -1,7 +1,8 @@
 import { AccountStore, HoldStore, KeyStore, ListingStore, Plan, RevealStore } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import * as AuthCache from "../src/AuthCache.ts"
 import { StoreSql } from "../src/index.ts"
 import { closePglite, describeOnServer, pgliteStores, serverStores } from "./support.ts"
@@ -95,6 +96,29 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
         assert.deepStrictEqual(page.running, new Map([["SHARED03", hold]]))
         assert.deepStrictEqual(page.revealed, reader === undefined ? undefined : new Set(expected[reader]))
       })
+    })))
+
+  it.live("a read inside a transaction is never shared: it sees the transaction's own rows and never waits on its connection", () =>
+    run(Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      const sql = yield* SqlClient.SqlClient
+      const now = Date.now()
+      yield* listings.upsert([Fixtures.listingInput("TXREAD01")])
+      // Plain reads of the same page keep a shared statement running or waiting throughout.
+      const plain = yield* Effect.forkChild(Effect.forEach(
+        [1, 2, 3, 4, 5, 6, 7, 8],
+        () => Effect.forever(listings.page(pageRequest(now + 1))),
+        { concurrency: "unbounded" }
+      ))
+      yield* Effect.sleep("20 millis")
+      const inside = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* listings.upsert([Fixtures.listingInput("TXREAD02")])
+        const page = yield* listings.page(pageRequest(now + 1))
+        const found = yield* listings.find("TXREAD02" as never)
+        return { ids: page.rows.map((row) => row.id), found: found?.id }
+      })).pipe(Effect.timeout("10 seconds"))
+      yield* Fiber.interrupt(plain)
+      assert.deepStrictEqual(inside, { ids: ["TXREAD01", "TXREAD02"], found: "TXREAD02" })
     })))
 
   it.live("a since run read ahead: every row once, a hold taken meanwhile is seen, a delisting reaches the next run", () =>
