@@ -210,22 +210,21 @@ export class Directory extends Context.Service<Directory, {
         // synced_at is read before any row, so nothing committed after it can be missed next run.
         const syncedAt = yield* listings.syncedAt
         const now = yield* Clock.currentTimeMillis
-        // The cursor's anchor is looked up beside the page, not before it: a since run is a
-        // chain of requests, and each round trip on it is paid once per page.
-        const [anchor, page] = yield* Effect.all([
-          after === undefined ? Effect.undefined : listings.find(after.id),
-          listings.page({
-            order: query.order,
-            after,
-            limit: query.limit,
-            filters: query.filters,
-            visibleBefore: now - caller.plan.accessDelayMs,
-            since: query.since,
-            now,
-            reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
-          })
-        ], { concurrency: 2 })
-        if (after !== undefined && anchor === undefined) {
+        const page = yield* listings.page({
+          order: query.order,
+          after,
+          limit: query.limit,
+          filters: query.filters,
+          visibleBefore: now - caller.plan.accessDelayMs,
+          since: query.since,
+          now,
+          reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
+        })
+        // A store that answers whether the cursor's anchor is still held saves a round trip
+        // on every page of a run.
+        const anchorHeld = after === undefined ||
+          (page.anchorHeld ?? (yield* listings.find(after.id)) !== undefined)
+        if (!anchorHeld) {
           return yield* new InvalidRequest({
             parameter: "cursor",
             message: "cursor names a position the directory no longer holds; start again without cursor"

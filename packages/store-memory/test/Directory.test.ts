@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cursor, Directory, Errors, Operators, Plan, RevealStore } from "@dropshelf/core"
+import { Cursor, Directory, Errors, ListingStore, Operators, Plan, RevealStore } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
@@ -53,25 +53,55 @@ describe("Directory: authentication", () => {
 })
 
 describe("Directory: reading", () => {
-  it.effect("refuses a genuine cursor whose anchor listing the directory does not hold", () =>
-    Effect.gen(function*() {
-      yield* TestClock.setTime(T0)
-      const directory = yield* Directory.Directory
-      const cursors = yield* Cursor.CursorCodec
-      yield* load(listing("HELDROW1", { discoveredAt: T0 - 8 * DAY }))
-      const { caller } = yield* callerOn("business")
-      const held = yield* cursors.issue({ order: "id", id: "HELDROW1" as never })
-      const page = yield* directory.list(caller, { cursor: held })
-      assert.deepStrictEqual(page.data, [])
-      const gone = yield* cursors.issue({ order: "id", id: "NEVERHLD" as never })
-      const error = yield* Effect.flip(directory.list(caller, { cursor: gone }))
-      assert.instanceOf(error, Errors.InvalidRequest)
-      assert.strictEqual((error as Errors.InvalidRequest).parameter, "cursor")
-    }).pipe(Effect.provide(Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
-      Layer.provideMerge(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
-      Layer.provideMerge(StoreMemory.layer),
-      Layer.provideMerge(StoreMemory.layerCrypto)
-    ))))
+  /*
+   * A store may answer whether the cursor's anchor is held with the page (the SQL store does);
+   * one that does not is asked `find`. Both ways the answer must decide, and an answer given
+   * must spare the look-up.
+   */
+  for (const answers of [false, true]) {
+    it.effect(`refuses a genuine cursor whose anchor listing the directory does not hold (store ${answers ? "answers" : "does not answer"})`, () => {
+      let finds = 0
+      const listingStore = Layer.effect(
+        ListingStore.ListingStore,
+        Effect.gen(function*() {
+          const inner = yield* ListingStore.ListingStore
+          return ListingStore.ListingStore.of({
+            ...inner,
+            find: (id) => Effect.suspend(() => {
+              finds += 1
+              return inner.find(id)
+            }),
+            page: (request) =>
+              Effect.gen(function*() {
+                const page = yield* inner.page(request)
+                if (!answers || request.after === undefined) return page
+                return { ...page, anchorHeld: (yield* inner.find(request.after.id)) !== undefined }
+              })
+          })
+        })
+      )
+      return Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const directory = yield* Directory.Directory
+        const cursors = yield* Cursor.CursorCodec
+        yield* load(listing("HELDROW1", { discoveredAt: T0 - 8 * DAY }))
+        const { caller } = yield* callerOn("business")
+        const held = yield* cursors.issue({ order: "id", id: "HELDROW1" as never })
+        const page = yield* directory.list(caller, { cursor: held })
+        assert.deepStrictEqual(page.data, [])
+        const gone = yield* cursors.issue({ order: "id", id: "NEVERHLD" as never })
+        const error = yield* Effect.flip(directory.list(caller, { cursor: gone }))
+        assert.instanceOf(error, Errors.InvalidRequest)
+        assert.strictEqual((error as Errors.InvalidRequest).parameter, "cursor")
+        assert.strictEqual(finds, answers ? 0 : 2)
+      }).pipe(Effect.provide(Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+        Layer.provide(listingStore),
+        Layer.provideMerge(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
+        Layer.provideMerge(StoreMemory.layer),
+        Layer.provideMerge(StoreMemory.layerCrypto)
+      )))
+    })
+  }
 
   it.effect("hides listings younger than the plan's access delay", () =>
     run(Effect.gen(function*() {

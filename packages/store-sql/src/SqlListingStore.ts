@@ -303,7 +303,20 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   interface Read {
     readonly records: Array<Listing.ListingRecord>
     readonly answers?: ReaderAnswers | undefined
+    readonly anchorHeld?: boolean | undefined
   }
+
+  /**
+   * With a cursor, whether its anchor row is held, as one more column of the page (Postgres
+   * evaluates the uncorrelated EXISTS once): it saves the directory a look-up per page. A page
+   * with no rows carries no answer, and the directory asks `find`.
+   */
+  const anchorColumn = (request: ListingStore.PageRequest) =>
+    request.after === undefined
+      ? sql.literal("")
+      : sql`, EXISTS (SELECT 1 FROM listings AS anchor WHERE anchor.id = ${request.after.id}) AS anchor_held`
+  const anchorHeldIn = (request: ListingStore.PageRequest, rows: ReadonlyArray<Row>) =>
+    request.after === undefined || rows[0] === undefined ? undefined : rows[0].anchor_held === true
 
   /** The page decoded in full: a since pull (read once, not worth caching) and the fallback. */
   const fullPage = (
@@ -314,13 +327,14 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   ): Effect.Effect<Read, SqlError.SqlError> =>
     withReader(
       request,
-      sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE ${sql.and(where)}
+      sql`SELECT ${sql.literal(COLUMNS)}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
         ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
       revealers
     ).pipe(
       Effect.map((rows) => ({
         records: rows.map((row) => (keep ? cache.intern(toRecord(row)) : toRecord(row))),
-        answers: request.reader === undefined ? undefined : readerAnswers(rows.slice(0, request.limit))
+        answers: request.reader === undefined ? undefined : readerAnswers(rows.slice(0, request.limit)),
+        anchorHeld: anchorHeldIn(request, rows)
       }))
     )
 
@@ -334,7 +348,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       const where = pageConditions(request)
       const versions = yield* withReader(
         request,
-        sql`SELECT id, updated_at, discovered_at FROM listings WHERE ${sql.and(where)}
+        sql`SELECT id, updated_at, discovered_at${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
           ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
         revealers
       )
@@ -345,7 +359,8 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         if (records[index] === undefined) missing.push(version.id as string)
       })
       const answers = request.reader === undefined ? undefined : readerAnswers(versions.slice(0, request.limit))
-      if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers }
+      const anchorHeld = anchorHeldIn(request, versions)
+      if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers, anchorHeld }
       const fetched = yield* sql<Row>`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${missing}::text[])`
       const byId = new Map(fetched.map((row) => [row.id as string, toRecord(row)]))
       for (let index = 0; index < versions.length; index++) {
@@ -356,7 +371,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         }
         records[index] = cache.intern(record)
       }
-      return { records: records as Array<Listing.ListingRecord>, answers }
+      return { records: records as Array<Listing.ListingRecord>, answers, anchorHeld }
     })
 
   /**
@@ -382,7 +397,11 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       for (const request of batch) if (request.now > latest.now) latest = request
       const revealers = [...new Set(batch.flatMap(revealersOf))]
       const read = yield* cachedPage(latest, revealers)
-      return batch.map((request) => ({ records: read.records, ...answersFor(request, read.answers) }))
+      return batch.map((request) => ({
+        records: read.records,
+        ...answersFor(request, read.answers),
+        anchorHeld: read.anchorHeld
+      }))
     }).pipe(Effect.orDie)
   const sharedPages = SharedReads.make(scope, pagesFor)
 
@@ -401,9 +420,11 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
    * holds or revealed what is asked afresh when the page is served). The next page was read a
    * moment earlier than asked, with an access-delay bound no later than the request's: it can
    * miss a row written since, never show one the caller may not see, and a row written after
-   * the run's synced_at reaches the consumer on its next run anyway (the spec's overlap).
+   * the run's synced_at reaches the consumer on its next run anyway (the spec's overlap). Its
+   * anchor (the last row of the page just served) was held when it was read; rows leave the
+   * directory as tombstones, so only a row deleted by hand in between would go unnoticed.
    */
-  const readAhead = new Map<string, { readonly visibleBefore: number; readonly startedAt: number; readonly rows: Deferred.Deferred<Array<Listing.ListingRecord>, unknown> }>()
+  const readAhead = new Map<string, { readonly visibleBefore: number; readonly startedAt: number; readonly read: Deferred.Deferred<Read, unknown> }>()
   const readAheadKey = (request: ListingStore.PageRequest, afterId: string) =>
     JSON.stringify([request.since, request.order, request.limit, request.filters, afterId])
 
@@ -414,8 +435,8 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       if (key !== undefined) readAhead.delete(key)
       let read: Read | undefined
       if (ahead !== undefined && ahead.visibleBefore <= request.visibleBefore && performance.now() - ahead.startedAt < READ_AHEAD_MS) {
-        const rows = yield* Effect.exit(Deferred.await(ahead.rows))
-        if (Exit.isSuccess(rows)) read = { records: rows.value }
+        const readAhead = yield* Effect.exit(Deferred.await(ahead.read))
+        if (Exit.isSuccess(readAhead)) read = readAhead.value
       }
       read ??= yield* fullPage(request, pageConditions(request), false, revealersOf(request))
       const last = read.records[request.limit - 1]
@@ -426,16 +447,15 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       const following = request.after !== undefined
       if (following && read.records.length > request.limit && last !== undefined && readAhead.size < MAX_READS_AHEAD) {
         const next: ListingStore.PageRequest = { ...request, after: { order: "id", id: last.id }, reader: undefined }
-        const rows = Deferred.makeUnsafe<Array<Listing.ListingRecord>, unknown>()
-        readAhead.set(readAheadKey(next, last.id), { visibleBefore: next.visibleBefore, startedAt: now, rows })
+        const nextRead = Deferred.makeUnsafe<Read, unknown>()
+        readAhead.set(readAheadKey(next, last.id), { visibleBefore: next.visibleBefore, startedAt: now, read: nextRead })
         yield* fullPage(next, pageConditions(next), false, []).pipe(
-          Effect.map((page) => page.records),
           Effect.exit,
-          Effect.flatMap((exit) => Deferred.done(rows, exit)),
+          Effect.flatMap((exit) => Deferred.done(nextRead, exit)),
           Effect.forkIn(scope)
         )
       }
-      return { records: read.records, ...answersFor(request, read.answers) }
+      return { records: read.records, ...answersFor(request, read.answers), anchorHeld: read.anchorHeld }
     }).pipe(Effect.orDie)
 
   const page = (request: ListingStore.PageRequest): Effect.Effect<ListingStore.PageResult> =>

@@ -47,6 +47,12 @@ export interface PageResult {
   readonly running?: ReadonlyMap<string, HoldRecord> | undefined
   /** When the store answered `reader.revealsOf`: exactly `RevealStore.revealedAmong(revealsOf, ids of rows)`. */
   readonly revealed?: ReadonlySet<string> | undefined
+  /**
+   * When the store answered it: whether the row `after` names is in the directory (any status),
+   * as `find(after.id) !== undefined` would say. A store may leave it out, and then the caller
+   * asks `find`; the SQL store answers it in the page's own statement.
+   */
+  readonly anchorHeld?: boolean | undefined
 }
 
 /** A listing as written by an import: exact figures; `discoveredAt` applies only on insert. */

@@ -251,6 +251,21 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         }
       })))
 
+    it.live("a page that says whether its cursor's anchor is held says what find says", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert(["ANC00001", "ANC00002", "ANC00003"].map((id) => listingInput(id as ListingId)))
+        yield* store.delist(["ANC00002" as ListingId], "sold")
+        for (const anchor of ["ANC00001", "ANC00002", "ANC00003", "ANC00000", "ANC00009"]) {
+          for (const since of [undefined, T0 - 400 * DAY]) {
+            const page = yield* store.page(pageRequest({ after: { order: "id", id: anchor as ListingId }, since }))
+            if (page.anchorHeld !== undefined) {
+              assert.strictEqual(page.anchorHeld, (yield* store.find(anchor as ListingId)) !== undefined, anchor)
+            }
+          }
+        }
+      })))
+
     it.live("knows which category codes no listing in the directory carries, in the order asked", () =>
       run(Effect.gen(function*() {
         const store = yield* ListingStore
