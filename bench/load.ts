@@ -11,6 +11,8 @@ interface LoadConfig {
   readonly durationSeconds?: number
   /** …a number of requests to send. */
   readonly amount?: number
+  /** Seconds of the same load before sampling starts, so that the JIT and the heap settle first. */
+  readonly warmupSeconds?: number
   readonly headers: Record<string, string>
   readonly requests: ReadonlyArray<{ readonly method?: string; readonly path: string }>
 }
@@ -21,6 +23,7 @@ const result = await autocannon({
   url: config.url,
   connections: config.connections,
   ...(config.amount === undefined ? { duration: config.durationSeconds ?? 10 } : { amount: config.amount }),
+  ...(config.warmupSeconds === undefined ? {} : { warmup: { connections: config.connections, duration: config.warmupSeconds } }),
   headers: config.headers,
   requests: config.requests.map((request) => ({ method: (request.method ?? "GET") as "GET", path: request.path }))
 })

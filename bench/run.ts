@@ -6,6 +6,9 @@
  * node:http ceiling, and prints a table. Nothing here is an assertion: the figures go to
  * docs/performance.md by hand, with what limits them.
  *
+ * Every mix is first run unsampled for BENCH_WARMUP seconds (2), so that the JIT and the heap
+ * settle: the first mix after start-up measured ~20 % slower than the same mix later.
+ *
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
  * BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000).
  */
@@ -19,6 +22,7 @@ import { dropshelf, keyFor, load as loadFor, type LoadResult, startCeiling, star
 const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000)
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
 const work = mkdtempSync(join(tmpdir(), "dropshelf-bench-"))
@@ -66,7 +70,7 @@ const rssMb = (pid: number) => {
 }
 
 const load = (port: number, key: string, requests: ReadonlyArray<{ method?: string; path: string }>): LoadResult =>
-  loadFor(port, key, requests, { connections: CONNECTIONS, durationSeconds: DURATION })
+  loadFor(port, key, requests, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP })
 
 /** One GET; retried once when the server closed an idle keep-alive connection just as it was reused. */
 const getJson = async (port: number, key: string, path: string, retry = true): Promise<{ body: string; status: number }> => {

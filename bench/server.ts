@@ -75,7 +75,10 @@ export const load = (
   port: number,
   key: string,
   requests: ReadonlyArray<{ method?: string; path: string }>,
-  options: { readonly connections: number } & ({ readonly durationSeconds: number } | { readonly amount: number })
+  options: { readonly connections: number; readonly warmupSeconds?: number } & (
+    | { readonly durationSeconds: number }
+    | { readonly amount: number }
+  )
 ): LoadResult =>
   JSON.parse(execFileSync(node, [join(import.meta.dirname, "load.ts"), JSON.stringify({
     url: `http://127.0.0.1:${port}`,
