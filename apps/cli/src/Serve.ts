@@ -24,7 +24,7 @@ const keepRequestGarbageYoung = () => setFlagsFromString("--no-allocation-site-p
  * Start-up leaves V8's young generation at its largest (loading modules allocates fast) and all
  * but empty, and V8 shrinks it only in a memory-reducing collection, which Node never asks for
  * on its own. One such collection once the server listens gives that memory back: idle RSS
- * 193 → 139 MB, measured. The young generation grows again under load as V8 sees fit. Node
+ * 193 → ~142 MB, measured. The young generation grows again under load as V8 sees fit. Node
  * offers the collection only as `gc()` under `--expose-gc`; the flag set at run time exposes
  * it in a new context, so the process needs no command-line flag.
  */

@@ -435,8 +435,8 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       if (key !== undefined) readAhead.delete(key)
       let read: Read | undefined
       if (ahead !== undefined && ahead.visibleBefore <= request.visibleBefore && performance.now() - ahead.startedAt < READ_AHEAD_MS) {
-        const readAhead = yield* Effect.exit(Deferred.await(ahead.read))
-        if (Exit.isSuccess(readAhead)) read = readAhead.value
+        const finished = yield* Effect.exit(Deferred.await(ahead.read))
+        if (Exit.isSuccess(finished)) read = finished.value
       }
       read ??= yield* fullPage(request, pageConditions(request), false, revealersOf(request))
       const last = read.records[request.limit - 1]
@@ -458,6 +458,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       return { records: read.records, ...answersFor(request, read.answers), anchorHeld: read.anchorHeld }
     }).pipe(Effect.orDie)
 
+  // The span captures no stack trace: capturing one cost ~5 µs a page, measured.
   const page = (request: ListingStore.PageRequest): Effect.Effect<ListingStore.PageResult> =>
     Effect.map(
       request.since !== undefined
@@ -467,7 +468,6 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
           Effect.map(pagesFor([request]), (pages) => pages[0]!)
         ),
       ({ records, ...reader }) => ({ rows: records.slice(0, request.limit), hasMore: records.length > request.limit, ...reader })
-    // No stack trace for the span: capturing one cost ~5 µs a page, measured.
     ).pipe(Effect.withSpan("SqlListingStore.page", undefined, { captureStackTrace: false }))
 
   const findOne = (id: Ids.ListingId) =>

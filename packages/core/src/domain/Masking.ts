@@ -20,7 +20,8 @@ import dictionary from "wordsninja/words-en.json" with { type: "json" }
  * by walking back from it one character at a time and stopping where no word continues: a few
  * steps, no substrings. Each node's children sit side by side in flat arrays (`first[node]` to
  * `first[node + 1]` in `symbols` and `children`), found by a short scan: a Map keyed by
- * (node, symbol) over the ~600 000 edges cost a cache miss per step (bench/masking.ts: ~14 → ~7 µs a name).
+ * (node, symbol) over the ~600 000 edges cost a cache miss per step (bench/masking.ts:
+ * ~14 → ~7 µs a name).
  */
 const ALPHABET = 38
 /** a-z → 1-26, 0-9 → 27-36, `'` → 37; splitSentence never passes anything else. */
@@ -85,8 +86,8 @@ const childOf = (trie: Trie, node: number, symbol: number): number => {
 
 /** wordsninja's `splitWords`: the cheapest sequence of dictionary words spelling `text`. */
 const splitWords = (text: string): Array<string> => {
-  const dictionary = dictionaryTrie()
-  const wordCost = dictionary.cost
+  const reversed = dictionaryTrie()
+  const wordCost = reversed.cost
   const lower = text.toLowerCase()
   const cost = new Float64Array(text.length + 1)
   const length = new Int32Array(text.length + 1)
@@ -96,7 +97,7 @@ const splitWords = (text: string): Array<string> => {
     let bestLength = 0
     let node = 0
     for (let size = 1; size <= end; size++) {
-      const child = childOf(dictionary, node, symbolOf(lower.charCodeAt(end - size)))
+      const child = childOf(reversed, node, symbolOf(lower.charCodeAt(end - size)))
       if (child < 0) break
       node = child
       const ending = wordCost[node]!
