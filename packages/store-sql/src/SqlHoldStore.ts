@@ -2,6 +2,7 @@ import { Errors, Hold, HoldStore, type Ids, type Time } from "@dropshelf/core"
 import { Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
+import type { Fragment } from "effect/sql/Statement"
 import { instant, instantOrNull, int, sqlState, toDate } from "./Rows.ts"
 
 /*
@@ -43,6 +44,13 @@ const ACCOUNT_HOLD_LOCK = 0x68_6f_6c_64 // "hold"
 
 const EXCLUSION_VIOLATION = "23P01"
 
+/**
+ * A running hold at `at` (a timestamp parameter, or a fragment giving one): not ended and not
+ * yet expired. The one definition, for the statements here and for the hold a listing page
+ * joins (SqlListingStore).
+ */
+export const runningAt = (sql: SqlClient.SqlClient, at: Date | Fragment) => sql`outcome IS NULL AND expires_at > ${at}`
+
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(HOLD_COLUMNS)
@@ -50,7 +58,7 @@ export const make = Effect.gen(function*() {
   /** Running at `now`: not ended by its holder and not past its scheduled end (`Hold.isRunningAt`). */
   const runningOnListing = (listingId: string, now: Time.Instant) =>
     sql<Row>`SELECT ${columns} FROM holds
-      WHERE listing_id = ${listingId} AND outcome IS NULL AND expires_at > ${toDate(now)}
+      WHERE listing_id = ${listingId} AND ${runningAt(sql, toDate(now))}
       ORDER BY held_at DESC LIMIT 1`.pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : toHold(rows[0]))))
 
   const attemptAcquire = (request: HoldStore.AcquireHold) =>
@@ -60,7 +68,7 @@ export const make = Effect.gen(function*() {
       yield* sql`SELECT pg_advisory_xact_lock(${ACCOUNT_HOLD_LOCK}, hashtext(${accountId}))`
       const running = yield* runningOnListing(listingId, now)
       const counted = yield* sql<{ running: unknown }>`SELECT count(*) AS running FROM holds
-        WHERE account_id = ${accountId} AND outcome IS NULL AND expires_at > ${at}`
+        WHERE account_id = ${accountId} AND ${runningAt(sql, at)}`
       // The most recently ended own hold on the listing: its end starts the cooldown.
       const lastOwn = yield* sql<Row>`SELECT ${columns} FROM holds
         WHERE account_id = ${accountId} AND listing_id = ${listingId}
@@ -132,7 +140,7 @@ export const make = Effect.gen(function*() {
       const rows = yield* sql<Row>`UPDATE holds
         SET expires_at = expires_at + make_interval(secs => ${request.extensionMs / 1000}::float8), extended = true
         WHERE id = ${request.holdId} AND account_id = ${request.accountId}
-          AND NOT extended AND outcome IS NULL AND expires_at > ${toDate(request.now)}
+          AND NOT extended AND ${runningAt(sql, toDate(request.now))}
         RETURNING ${columns}`.pipe(Effect.orDie)
       if (rows[0] !== undefined) return toHold(rows[0])
       return yield* refusal(request.accountId, request.holdId, (hold) => Hold.decideExtend(hold, request.now, request.extensionMs))
@@ -143,7 +151,7 @@ export const make = Effect.gen(function*() {
       const at = toDate(request.now)
       const rows = yield* sql<Row>`UPDATE holds SET ended_at = ${at}, outcome = ${request.outcome}
         WHERE id = ${request.holdId} AND account_id = ${request.accountId}
-          AND outcome IS NULL AND expires_at > ${at}
+          AND ${runningAt(sql, at)}
         RETURNING ${columns}`.pipe(Effect.orDie)
       if (rows[0] !== undefined) return toHold(rows[0])
       return yield* refusal(request.accountId, request.holdId, (hold) => Hold.decideEnd(hold, request.now, request.outcome))
@@ -153,7 +161,7 @@ export const make = Effect.gen(function*() {
     listingIds.length === 0
       ? Effect.succeed(new Map<string, HoldRecord>())
       : sql<Row>`SELECT ${columns} FROM holds
-        WHERE listing_id = ANY(${[...listingIds]}::text[]) AND outcome IS NULL AND expires_at > ${toDate(now)}`.pipe(
+        WHERE listing_id = ANY(${[...listingIds]}::text[]) AND ${runningAt(sql, toDate(now))}`.pipe(
         Effect.map((rows): ReadonlyMap<string, HoldRecord> => new Map(rows.map((row) => [row.listing_id as string, toHold(row)]))),
         Effect.orDie
       )
@@ -161,7 +169,7 @@ export const make = Effect.gen(function*() {
   const forAccount = (accountId: string, endedSince: Time.Instant, now: Time.Instant) =>
     sql<Row>`SELECT ${columns} FROM holds
       WHERE account_id = ${accountId}
-        AND ((outcome IS NULL AND expires_at > ${toDate(now)}) OR COALESCE(ended_at, expires_at) >= ${toDate(endedSince)})
+        AND ((${runningAt(sql, toDate(now))}) OR COALESCE(ended_at, expires_at) >= ${toDate(endedSince)})
       ORDER BY held_at DESC, id COLLATE "C" DESC`.pipe(
       Effect.map((rows) => rows.map((row) => toHold(row))),
       Effect.orDie
@@ -169,7 +177,7 @@ export const make = Effect.gen(function*() {
 
   const countRunning = (accountId: string, now: Time.Instant) =>
     sql<{ running: unknown }>`SELECT count(*) AS running FROM holds
-      WHERE account_id = ${accountId} AND outcome IS NULL AND expires_at > ${toDate(now)}`.pipe(
+      WHERE account_id = ${accountId} AND ${runningAt(sql, toDate(now))}`.pipe(
       Effect.map((rows) => int(rows[0]!.running)),
       Effect.orDie
     )

@@ -4,7 +4,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import * as ListingCache from "./ListingCache.ts"
 import * as SharedReads from "./SharedReads.ts"
-import { toHold } from "./SqlHoldStore.ts"
+import { runningAt, toHold } from "./SqlHoldStore.ts"
 import { instant, instantOrNull, int, intOrNull, json, textOrNull, toDate } from "./Rows.ts"
 
 /*
@@ -265,7 +265,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         h.expires_at AS h_expires_at, h.extended AS h_extended, h.ended_at AS h_ended_at, h.outcome AS h_outcome
       FROM (${select}) AS l
       LEFT JOIN LATERAL (SELECT * FROM holds
-        WHERE listing_id = l.id AND outcome IS NULL AND expires_at > ${opaque(reader.at)}
+        WHERE listing_id = l.id AND ${runningAt(sql, opaque(reader.at))}
         ORDER BY held_at DESC LIMIT 1) AS h ON true
       ORDER BY ${orderOf(request, "l.")}`
   }
