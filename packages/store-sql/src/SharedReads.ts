@@ -1,4 +1,5 @@
-import { Deferred, Effect, Exit, type Scope } from "effect"
+import { Deferred, Effect, Exit, Option, type Scope } from "effect"
+import type { SqlClient } from "effect/sql"
 
 /*
  * Concurrent identical reads share one statement. Under load most page requests ask the same
@@ -82,3 +83,12 @@ export const make = <R, A>(
 
   return { read, running: () => next.size }
 }
+
+/**
+ * `shared` unless the caller is inside a transaction, then `own`. A read inside a transaction
+ * belongs to it (its snapshot, its own uncommitted rows, its connection) and is never shared;
+ * sharing it could also deadlock, the shared statement waiting for the connection the
+ * transaction holds.
+ */
+export const unlessInTransaction = <A>(sql: SqlClient.SqlClient, shared: Effect.Effect<A>, own: Effect.Effect<A>) =>
+  Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) => Option.isSome(transaction) ? own : shared)

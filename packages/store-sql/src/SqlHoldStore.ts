@@ -1,9 +1,10 @@
 import { Errors, Hold, HoldStore, type Ids, type Time } from "@dropshelf/core"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer, Result, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
 import { instant, instantOrNull, int, sqlState, toDate } from "./Rows.ts"
+import * as SharedReads from "./SharedReads.ts"
 
 /*
  * Holds. The rules are the core's (`Hold.decideAcquire`, `decideExtend`, `decideEnd`); the
@@ -53,6 +54,7 @@ export const runningAt = (sql: SqlClient.SqlClient, at: Date | Fragment) => sql`
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const scope = yield* Scope.Scope
   const columns = sql.literal(HOLD_COLUMNS)
 
   /** Running at `now`: not ended by its holder and not past its scheduled end (`Hold.isRunningAt`). */
@@ -157,7 +159,7 @@ export const make = Effect.gen(function*() {
       return yield* refusal(request.accountId, request.holdId, (hold) => Hold.decideEnd(hold, request.now, request.outcome))
     }).pipe(Effect.withSpan("SqlHoldStore.end"))
 
-  const runningOn = (listingIds: ReadonlyArray<string>, now: Time.Instant) =>
+  const runningAmong = (listingIds: ReadonlyArray<string>, now: Time.Instant) =>
     listingIds.length === 0
       ? Effect.succeed(new Map<string, HoldRecord>())
       : sql<Row>`SELECT ${columns} FROM holds
@@ -165,6 +167,26 @@ export const make = Effect.gen(function*() {
         Effect.map((rows): ReadonlyMap<string, HoldRecord> => new Map(rows.map((row) => [row.listing_id as string, toHold(row)]))),
         Effect.orDie
       )
+
+  /*
+   * A single listing's running hold is what every read and reveal of it asks; concurrent asks
+   * share a statement (SharedReads), run at the latest clock among them: each answer is still
+   * the holds at an instant inside its own call.
+   */
+  const sharedRunning = SharedReads.make(scope, (batch: ReadonlyArray<{ readonly listingId: string; readonly now: Time.Instant }>) => {
+    let latest = batch[0]!.now
+    for (const ask of batch) if (ask.now > latest) latest = ask.now
+    return Effect.map(runningAmong([batch[0]!.listingId], latest), (running) => batch.map(() => running))
+  })
+
+  const runningOn = (listingIds: ReadonlyArray<string>, now: Time.Instant) =>
+    listingIds.length === 1
+      ? SharedReads.unlessInTransaction(
+        sql,
+        sharedRunning.read(listingIds[0]!, { listingId: listingIds[0]!, now }),
+        runningAmong(listingIds, now)
+      )
+      : runningAmong(listingIds, now)
 
   const forAccount = (accountId: string, endedSince: Time.Instant, now: Time.Instant) =>
     sql<Row>`SELECT ${columns} FROM holds

@@ -1,5 +1,5 @@
 import { Bands, type Hold, type Ids, type Listing, ListingFilter, ListingStore, ListQuery, Masking, Time } from "@dropshelf/core"
-import { Deferred, Effect, Exit, Layer, Option, Scope } from "effect"
+import { Deferred, Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import * as ListingCache from "./ListingCache.ts"
@@ -405,14 +405,8 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     }).pipe(Effect.orDie)
   const sharedPages = SharedReads.make(scope, pagesFor)
 
-  /**
-   * A read inside a caller's transaction belongs to that transaction (its snapshot, its own
-   * uncommitted rows, its connection): it is never shared. Sharing it could also deadlock,
-   * with the shared statement waiting for the connection the transaction holds.
-   */
   const shareUnlessInTransaction = <A>(shared: Effect.Effect<A>, own: Effect.Effect<A>) =>
-    Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) =>
-      Option.isSome(transaction) ? own : shared)
+    SharedReads.unlessInTransaction(sql, shared, own)
 
   /*
    * Read-ahead for since runs. A consumer asks for the next page only once it has this one, so

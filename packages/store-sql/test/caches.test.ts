@@ -98,6 +98,24 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       })
     })))
 
+  it.live("concurrent asks for one listing's running hold share statements, and each sees a hold taken before it asked", () =>
+    run(Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      const holds = yield* HoldStore.HoldStore
+      yield* listings.upsert([Fixtures.listingInput("HOLDASK1"), Fixtures.listingInput("HOLDASK2")])
+      const ask = (id: string) => Effect.suspend(() => holds.runningOn([id], Date.now()))
+      const before = yield* Effect.all(Array.from({ length: 12 }, () => ask("HOLDASK1")), { concurrency: "unbounded" })
+      assert.deepStrictEqual(before.map((running) => running.size), Array.from({ length: 12 }, () => 0))
+      const { hold } = yield* holds.acquire({ accountId: "holder", listingId: "HOLDASK1", plan: Plan.Plans.pro, now: Date.now() })
+      const after = yield* Effect.all(
+        Array.from({ length: 24 }, (_, index) => ask(index % 2 === 0 ? "HOLDASK1" : "HOLDASK2")),
+        { concurrency: "unbounded" }
+      )
+      after.forEach((running, index) => {
+        assert.deepStrictEqual(running, index % 2 === 0 ? new Map([["HOLDASK1", hold]]) : new Map())
+      })
+    })))
+
   it.live("a read inside a transaction is never shared: it sees the transaction's own rows and never waits on its connection", () =>
     run(Effect.gen(function*() {
       const listings = yield* ListingStore.ListingStore

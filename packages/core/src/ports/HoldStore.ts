@@ -28,7 +28,10 @@ export class HoldStore extends Context.Service<HoldStore, {
   ) => Effect.Effect<HoldRecord, HoldNotFound | HoldOver>
   /** The account's own hold, in any state; `undefined` for another account's. */
   readonly findOwn: (accountId: string, holdId: string) => Effect.Effect<HoldRecord | undefined>
-  /** Running holds on these listings, by listing id. */
+  /**
+   * Running holds on these listings, by listing id, at `now` or (as `ListingStore.PageRequest`
+   * allows) at a later instant of the same clock inside the call, never an earlier one.
+   */
   readonly runningOn: (listingIds: ReadonlyArray<string>, now: Instant) => Effect.Effect<ReadonlyMap<string, HoldRecord>>
   /** The account's running holds and those that ended at or after `endedSince`, newest first. */
   readonly forAccount: (accountId: string, endedSince: Instant, now: Instant) => Effect.Effect<ReadonlyArray<HoldRecord>>
