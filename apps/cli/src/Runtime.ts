@@ -86,10 +86,8 @@ const hmacWithKeptKey = (hash: Digest.Algorithm["name"], key: Uint8Array, data: 
  * node:crypto for key digests and cursor MACs: synchronous hashing, where Web Crypto's
  * promise per call cost about 0.2 ms of every authenticated request (docs/performance.md).
  */
-export const layerCrypto = Layer.mergeAll(
-  NodeCrypto.layerDigest,
-  Mac.layerWebCryptoWith({ hmac: hmacWithKeptKey }).pipe(Layer.provide(NodeCrypto.layerSecureRandom)),
-  NodeCrypto.layerSecureRandom
+export const layerCrypto = Layer.mergeAll(NodeCrypto.layerDigest, Mac.layerWebCryptoWith({ hmac: hmacWithKeptKey })).pipe(
+  Layer.provideMerge(NodeCrypto.layerSecureRandom)
 )
 
 /** What operator commands run against. */

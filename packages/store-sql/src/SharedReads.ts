@@ -85,6 +85,17 @@ export const make = <R, A>(
 }
 
 /**
+ * The request of `batch` with the latest clock, at which a shared statement runs: every
+ * request in the batch started before it, so the answer is the store at an instant inside each
+ * request's own call (the ports allow a later instant than asked, never an earlier one).
+ */
+export const latest = <R>(batch: ReadonlyArray<R>, clockOf: (request: R) => number): R => {
+  let found: R = batch[0]!
+  for (const request of batch) if (clockOf(request) > clockOf(found)) found = request
+  return found
+}
+
+/**
  * `shared` unless the caller is inside a transaction, then `own`. A read inside a transaction
  * belongs to it (its snapshot, its own uncommitted rows, its connection) and is never shared;
  * sharing it could also deadlock, the shared statement waiting for the connection the

@@ -174,9 +174,8 @@ export const make = Effect.gen(function*() {
    * the holds at an instant inside its own call.
    */
   const sharedRunning = SharedReads.make(scope, (batch: ReadonlyArray<{ readonly listingId: string; readonly now: Time.Instant }>) => {
-    let latest = batch[0]!.now
-    for (const ask of batch) if (ask.now > latest) latest = ask.now
-    return Effect.map(runningAmong([batch[0]!.listingId], latest), (running) => batch.map(() => running))
+    const { listingId, now } = SharedReads.latest(batch, (ask) => ask.now)
+    return Effect.map(runningAmong([listingId], now), (running) => batch.map(() => running))
   })
 
   const runningOn = (listingIds: ReadonlyArray<string>, now: Time.Instant) =>

@@ -393,10 +393,8 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
 
   const pagesFor = (batch: ReadonlyArray<ListingStore.PageRequest>) =>
     Effect.gen(function*() {
-      let latest = batch[0]!
-      for (const request of batch) if (request.now > latest.now) latest = request
       const revealers = [...new Set(batch.flatMap(revealersOf))]
-      const read = yield* cachedPage(latest, revealers)
+      const read = yield* cachedPage(SharedReads.latest(batch, (request) => request.now), revealers)
       return batch.map((request) => ({
         records: read.records,
         ...answersFor(request, read.answers),
@@ -404,9 +402,6 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       }))
     }).pipe(Effect.orDie)
   const sharedPages = SharedReads.make(scope, pagesFor)
-
-  const shareUnlessInTransaction = <A>(shared: Effect.Effect<A>, own: Effect.Effect<A>) =>
-    SharedReads.unlessInTransaction(sql, shared, own)
 
   /*
    * Read-ahead for since runs. A consumer asks for the next page only once it has this one, so
@@ -457,7 +452,8 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     Effect.map(
       request.since !== undefined
         ? sincePage(request)
-        : shareUnlessInTransaction(
+        : SharedReads.unlessInTransaction(
+          sql,
           sharedPages.read(sharedPageKey(request), request),
           Effect.map(pagesFor([request]), (pages) => pages[0]!)
         ),
@@ -474,7 +470,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   const sharedFinds = SharedReads.make(scope, (batch: ReadonlyArray<Ids.ListingId>) =>
     Effect.map(findOne(batch[0]!), (found) => batch.map(() => found)))
 
-  const find = (id: Ids.ListingId) => shareUnlessInTransaction(sharedFinds.read(id, id), findOne(id))
+  const find = (id: Ids.ListingId) => SharedReads.unlessInTransaction(sql, sharedFinds.read(id, id), findOne(id))
 
   /** One index probe per code (listings_category): a DISTINCT over every matching row took 0.9 s on 1 M rows. */
   const unknownCategories = (codes: ReadonlyArray<string>) =>

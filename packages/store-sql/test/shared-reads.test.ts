@@ -35,6 +35,14 @@ const harness = Effect.gen(function*() {
 const settle = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))).pipe(Effect.repeat({ times: 3 }))
 
 describe("SharedReads", () => {
+  it("a shared statement runs at the latest clock among its requests", () => {
+    fc.assert(fc.property(fc.array(fc.integer(), { minLength: 1, maxLength: 20 }), (clocks) => {
+      const batch = clocks.map((now, index) => ({ now, index }))
+      const chosen = SharedReads.latest(batch, (request) => request.now)
+      assert.strictEqual(chosen.now, Math.max(...clocks))
+    }))
+  })
+
   it.live("a read that arrives while its key's statement runs waits for the next one, which answers every such read", () =>
     Effect.gen(function*() {
       const { read, started } = yield* harness
