@@ -1,7 +1,6 @@
 import { type AvailabilityCheck, Cursor, Directory, type ListingStore, Operators, RateLimiter } from "@dropshelf/core"
-import { RateLimitRedis } from "@dropshelf/ratelimit-redis"
 import { StoreSql } from "@dropshelf/store-sql"
-import { NodeCrypto } from "@effect/platform-node"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { Config, Effect, Layer } from "effect"
 import { type Digest, Mac } from "effect/crypto"
@@ -103,10 +102,19 @@ export const operatorLayer = (config: DropshelfConfig): Layer.Layer<OperatorServ
 /**
  * Per-key rate-limit counters: in Redis when REDIS_URL is set, so instances behind one load
  * balancer share one counter per key (falling back to this process while Redis is unreachable);
- * in this process otherwise.
+ * in this process otherwise. The Redis adapter, and the Redis client it brings (~6 MB of heap),
+ * is loaded only when REDIS_URL is set (docs/performance.md, idle memory).
  */
 export const rateLimiterLayer = (config: DropshelfConfig): Layer.Layer<RateLimiter.RateLimiter> => {
-  const counting = config.redisUrl !== undefined ? RateLimitRedis.layer(config.redisUrl) : RateLimiter.layerInProcess
+  const redisUrl = config.redisUrl
+  const counting = redisUrl !== undefined
+    ? Layer.unwrap(
+      Effect.map(
+        Effect.promise(() => import("@dropshelf/ratelimit-redis")),
+        ({ RateLimitRedis }) => RateLimitRedis.layer(redisUrl)
+      )
+    )
+    : RateLimiter.layerInProcess
   if (config.rateLimitMode === "enforce") return counting
   return Layer.effect(
     RateLimiter.RateLimiter,

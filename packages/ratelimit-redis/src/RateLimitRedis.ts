@@ -1,5 +1,5 @@
 import { RateLimiter } from "@dropshelf/core"
-import { NodeRedis } from "@effect/platform-node"
+import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import { Effect, Layer, References } from "effect"
 import { Redis } from "effect/persistence"
 
