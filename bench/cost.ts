@@ -6,7 +6,8 @@
  * request (from /proc), with the req/s of the run for reference.
  *
  * Environment: DATABASE_URL (the server, as for `npm run bench`), BENCH_REQUESTS (20000),
- * BENCH_DATABASE (dropshelf_bench_1000000), BENCH_PLAN (business).
+ * BENCH_DATABASE (dropshelf_bench_1000000), BENCH_PLAN (business), BENCH_FROM (`bundle`, the
+ * build a deployment runs, or `sources`).
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { keyFor, load, startServer, stop } from "./server.ts"
@@ -14,6 +15,7 @@ import { keyFor, load, startServer, stop } from "./server.ts"
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000)
 const DATABASE = process.env.BENCH_DATABASE ?? "dropshelf_bench_1000000"
 const PLAN = (process.env.BENCH_PLAN ?? "business") as "free" | "pro" | "business"
+const FROM = process.env.BENCH_FROM === "sources" ? "sources" : "bundle"
 const PORT = 18_099
 const paths = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ["/api/v1/domains"]
 
@@ -40,7 +42,8 @@ const postgresTicks = () => {
 }
 
 const key = keyFor(DATABASE, PLAN)
-const server = await startServer(DATABASE, PORT)
+const server = await startServer(DATABASE, PORT, { from: FROM })
+console.log(`server: ${FROM === "bundle" ? "the bundle of npm run build" : "the TypeScript sources"}`)
 
 console.log(`| path | server CPU µs/request | PostgreSQL CPU µs/request | req/s |`)
 console.log(`| --- | ---: | ---: | ---: |`)

@@ -6,6 +6,9 @@
  * node:http ceiling, and prints a table. Nothing here is an assertion: the figures go to
  * docs/performance.md by hand, with what limits them.
  *
+ * The server is the bundle of `npm run build`, as deployed (bench/server.ts); idle RSS is also
+ * given for the TypeScript sources run directly.
+ *
  * Every mix is first run unsampled for BENCH_WARMUP seconds (2), so that the JIT and the heap
  * settle: the first mix after start-up measured ~20 % slower than the same mix later.
  *
@@ -108,6 +111,10 @@ const main = async () => {
   const server = await startServer(large.name, port)
   await new Promise((resolve) => setTimeout(resolve, 2000))
   const idleRss = rssMb(server.pid!)
+  const fromSources = await startServer(large.name, port + 2, { from: "sources" })
+  await new Promise((resolve) => setTimeout(resolve, 2000))
+  const idleRssFromSources = rssMb(fromSources.pid!)
+  await stop(fromSources)
 
   const first = await getJson(port, key, "/api/v1/domains")
   const bodyFile = join(work, "page.json")
@@ -171,7 +178,7 @@ const main = async () => {
   console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
   for (const cells of rows) console.log(`| ${cells.join(" | ")} |`)
   console.log("")
-  console.log(`idle server RSS: ${idleRss.toFixed(0)} MB`)
+  console.log(`idle server RSS: ${idleRss.toFixed(0)} MB (the bundle of npm run build); ${idleRssFromSources.toFixed(0)} MB from the sources`)
   console.log(`since pull: ${pulled} rows at ${pullRate.toFixed(0)} rows/s, peak server RSS ${peakRss.toFixed(0)} MB`)
   console.log(`deep page p50 / page 1 p50: ${(deep.p50 / Math.max(pageOne.p50, 0.001)).toFixed(2)} (${deep.p50} ms vs ${pageOne.p50} ms)`)
   console.log(`${LARGE} vs ${SMALL} listings, page 1 p50: ${(pageOne.p50 / Math.max(smallPage.p50, 0.001)).toFixed(2)} (${pageOne.p50} ms vs ${smallPage.p50} ms)`)

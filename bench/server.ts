@@ -2,13 +2,21 @@
  * What the benchmarks share: the `dropshelf` CLI on a bench database, a key of a given plan, the
  * real server started with the rate limiter counting but never refusing, and the load
  * generator (`load.ts`) run as its own process.
+ *
+ * The CLI and server measured are the bundle of `npm run build` (built here, into `dist/`), as a
+ * deployment runs them; `startServer(..., { from: "sources" })` starts the TypeScript sources
+ * instead, as `npx dropshelf serve` does.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { join } from "node:path"
+import { build } from "../scripts/build.ts"
 import { databaseUrl } from "./postgres.ts"
 
 const node = process.execPath
-const cli = join(import.meta.dirname, "..", "apps", "cli", "src", "main.ts")
+const root = join(import.meta.dirname, "..")
+const sources = join(root, "apps", "cli", "src", "main.ts")
+await build(join(root, "dist"))
+const cli = join(root, "dist", "dropshelf.js")
 
 /** One CLI command on `databaseName`, its `--json` output parsed. */
 export const dropshelf = (databaseName: string, args: ReadonlyArray<string>) =>
@@ -43,8 +51,12 @@ process.on("exit", () => {
 })
 
 /** `dropshelf serve` on `databaseName`, counting every request and refusing none; resolves once it answers. */
-export const startServer = async (databaseName: string, port: number): Promise<ChildProcess> => {
-  const child = spawn(node, [cli, "serve", "--port", String(port)], {
+export const startServer = async (
+  databaseName: string,
+  port: number,
+  options: { readonly from: "bundle" | "sources" } = { from: "bundle" }
+): Promise<ChildProcess> => {
+  const child = spawn(node, [options.from === "bundle" ? cli : sources, "serve", "--port", String(port)], {
     env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only" },
     stdio: ["ignore", "ignore", "inherit"]
   })

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { tmpdir } from "node:os"
-import { expectOneLineFailure, freePort, killStragglers, run, runJson, start, type Target } from "./support.ts"
+import { expectOneLineFailure, freePort, killStragglers, run, type RunOptions, runJson, start, type Target } from "./support.ts"
 
 /*
  * The Operator interface table of product.md, checked from outside: every command run as a
@@ -15,9 +15,14 @@ const listing = (fields: Record<string, unknown>) => JSON.stringify({ tier: "reg
 /** Each test runs several CLI processes of a few seconds each; a loaded machine needs the slack. */
 const TIMEOUT = { timeout: 240_000 }
 
-export const operatorSuite = (name: string, make: () => Promise<Target>) => describe(`dropshelf on ${name} storage`, TIMEOUT, () => {
+export const operatorSuite = (
+  name: string,
+  make: () => Promise<Target>,
+  /** Another way in than Node 24 on the sources: the bundle of `npm run build`. */
+  via?: RunOptions["via"]
+) => describe(`dropshelf on ${name} storage${via === undefined ? "" : ` (${via.script})`}`, TIMEOUT, () => {
   let target: Target
-  const env = () => target.env
+  const on = (): RunOptions => (via === undefined ? { env: target.env } : { env: target.env, via })
 
   beforeAll(async () => {
     target = await make()
@@ -28,48 +33,48 @@ export const operatorSuite = (name: string, make: () => Promise<Target>) => desc
   })
 
   it("migrate applies the migrations once, then has nothing to apply", async () => {
-    const first = await runJson(["migrate"], { env: env() })
+    const first = await runJson(["migrate"], { ...on() })
     expect(first.applied.length).toBeGreaterThan(0)
     expect(first.applied.every((name: unknown) => typeof name === "string")).toBe(true)
-    expect(await runJson(["migrate"], { env: env() })).toEqual({ applied: [] })
+    expect(await runJson(["migrate"], { ...on() })).toEqual({ applied: [] })
   })
 
   it("accounts: create and set-plan (lapsed included), refusals as one line", async () => {
-    const account = await runJson(["accounts", "create", "--name", "acme", "--plan", "pro"], { env: env() })
+    const account = await runJson(["accounts", "create", "--name", "acme", "--plan", "pro"], { ...on() })
     expect(Object.keys(account).sort()).toEqual(["id", "plan"])
     expect(account.plan).toBe("pro")
     expect(typeof account.id).toBe("string")
 
-    expect(await runJson(["accounts", "set-plan", account.id, "lapsed"], { env: env() })).toEqual({ id: account.id, plan: "lapsed" })
-    expect(await runJson(["accounts", "set-plan", account.id, "business"], { env: env() })).toEqual({ id: account.id, plan: "business" })
+    expect(await runJson(["accounts", "set-plan", account.id, "lapsed"], { ...on() })).toEqual({ id: account.id, plan: "lapsed" })
+    expect(await runJson(["accounts", "set-plan", account.id, "business"], { ...on() })).toEqual({ id: account.id, plan: "business" })
 
-    expectOneLineFailure(await run(["accounts", "set-plan", "acct_nope", "free", "--json"], { env: env() }), 1, /^dropshelf: no account with id "acct_nope"$/)
-    expectOneLineFailure(await run(["accounts", "create", "--name", "x", "--plan", "gold", "--json"], { env: env() }), 2, /--plan/)
-    expectOneLineFailure(await run(["accounts", "create", "--plan", "free"], { env: env() }), 2, /--name/)
+    expectOneLineFailure(await run(["accounts", "set-plan", "acct_nope", "free", "--json"], { ...on() }), 1, /^dropshelf: no account with id "acct_nope"$/)
+    expectOneLineFailure(await run(["accounts", "create", "--name", "x", "--plan", "gold", "--json"], { ...on() }), 2, /--plan/)
+    expectOneLineFailure(await run(["accounts", "create", "--plan", "free"], { ...on() }), 2, /--name/)
   })
 
   it("keys: created with the secret once, the plan's live-key ceiling refused, revoke frees a slot", async () => {
-    const account = await runJson(["accounts", "create", "--name", "ceiling", "--plan", "free"], { env: env() })
-    const first = await runJson(["keys", "create", account.id, "--name", "one"], { env: env() })
+    const account = await runJson(["accounts", "create", "--name", "ceiling", "--plan", "free"], { ...on() })
+    const first = await runJson(["keys", "create", account.id, "--name", "one"], { ...on() })
     expect(Object.keys(first).sort()).toEqual(["key", "name", "prefix"])
     expect(first.name).toBe("one")
     expect(first.key.startsWith(first.prefix)).toBe(true)
     expect(first.key).toMatch(/^ds_live_[A-Za-z0-9_-]{43}$/)
-    const second = await runJson(["keys", "create", account.id, "--name", "two"], { env: env() })
+    const second = await runJson(["keys", "create", account.id, "--name", "two"], { ...on() })
     expect(second.key).not.toBe(first.key)
 
     expectOneLineFailure(
-      await run(["keys", "create", account.id, "--name", "three", "--json"], { env: env() }),
+      await run(["keys", "create", account.id, "--name", "three", "--json"], { ...on() }),
       1,
       /^dropshelf: the account already has 2 live keys, the most its plan allows; revoke one first$/
     )
 
-    expect(await runJson(["keys", "revoke", first.prefix], { env: env() })).toEqual({ revoked: first.prefix })
-    const third = await runJson(["keys", "create", account.id, "--name", "three"], { env: env() })
+    expect(await runJson(["keys", "revoke", first.prefix], { ...on() })).toEqual({ revoked: first.prefix })
+    const third = await runJson(["keys", "create", account.id, "--name", "three"], { ...on() })
     expect(third.name).toBe("three")
 
-    expectOneLineFailure(await run(["keys", "revoke", "ds_live_nothere", "--json"], { env: env() }), 1, /^dropshelf: no key with prefix "ds_live_nothere"$/)
-    expectOneLineFailure(await run(["keys", "create", "acct_nope", "--name", "x", "--json"], { env: env() }), 1, /^dropshelf: no account with id "acct_nope"$/)
+    expectOneLineFailure(await run(["keys", "revoke", "ds_live_nothere", "--json"], { ...on() }), 1, /^dropshelf: no key with prefix "ds_live_nothere"$/)
+    expectOneLineFailure(await run(["keys", "create", "acct_nope", "--name", "x", "--json"], { ...on() }), 1, /^dropshelf: no account with id "acct_nope"$/)
   })
 
   it("import: good lines load, bad lines are rejected with their number and reason, re-import updates", async () => {
@@ -85,7 +90,7 @@ export const operatorSuite = (name: string, make: () => Promise<Target>) => desc
       listing({ id: "impAAAA1", domain: "greenleaf-garden.com", estimated_value_cents: 13_000 })
     ].join("\n") + "\n")
 
-    const report = await runJson(["import", file], { env: env() })
+    const report = await runJson(["import", file], { ...on() })
     expect(Object.keys(report).sort()).toEqual(["inserted", "rejected", "updated"])
     // Line 8 repeats line 1's id: the later line wins, as an update of the row line 1 inserted.
     expect(report.inserted).toBe(3)
@@ -99,60 +104,60 @@ export const operatorSuite = (name: string, make: () => Promise<Target>) => desc
     expect(report.rejected[0].error).toMatch(/JSON/)
     expect(report.rejected[1].error).toMatch(/domain/)
 
-    const again = await runJson(["import", "-"], { env: env(), input: listing({ id: "impAAAA3", domain: "atlas-notes.co.uk", tier: "open" }) + "\n" })
+    const again = await runJson(["import", "-"], { ...on(), input: listing({ id: "impAAAA3", domain: "atlas-notes.co.uk", tier: "open" }) + "\n" })
     expect(again).toEqual({ inserted: 0, updated: 1, rejected: [] })
 
     const windows = await runJson(["import", "-"], {
-      env: env(),
+      ...on(),
       input: "\uFEFF" + listing({ id: "impAAAA5", domain: "saved-on-windows.com" }) + "\r\n" + listing({ id: "impAAAA6", domain: "crlf-lines.net" }) + "\r\n"
     })
     expect(windows).toEqual({ inserted: 2, updated: 0, rejected: [] })
 
-    const human = await run(["import", file], { env: env() })
+    const human = await run(["import", file], { ...on() })
     expect(human.code).toBe(0)
     expect(human.stdout).toMatch(/line 2: /)
 
-    expectOneLineFailure(await run(["import", join(tmpdir(), "no-such-file.ndjson"), "--json"], { env: env() }), 2, /no such file/)
-    expectOneLineFailure(await run(["import", "--json"], { env: env() }), 2, /file/)
+    expectOneLineFailure(await run(["import", join(tmpdir(), "no-such-file.ndjson"), "--json"], { ...on() }), 2, /no such file/)
+    expectOneLineFailure(await run(["import", "--json"], { ...on() }), 2, /file/)
   })
 
   it("delist: listings leave the directory once, with a reason", async () => {
     await runJson(["import", "-"], {
-      env: env(),
+      ...on(),
       input: [listing({ id: "delBBBB1", domain: "sold-soon.com" }), listing({ id: "delBBBB2", domain: "blocked-soon.net" })].join("\n")
     })
-    expect(await runJson(["delist", "delBBBB1", "--reason", "sold"], { env: env() })).toEqual({ delisted: ["delBBBB1"] })
-    const both = await runJson(["delist", "delBBBB1", "delBBBB2", "zzzzzzz9"], { env: env() })
+    expect(await runJson(["delist", "delBBBB1", "--reason", "sold"], { ...on() })).toEqual({ delisted: ["delBBBB1"] })
+    const both = await runJson(["delist", "delBBBB1", "delBBBB2", "zzzzzzz9"], { ...on() })
     expect(both).toEqual({ delisted: ["delBBBB2"] })
-    expectOneLineFailure(await run(["delist", "delBBBB2", "--reason", "gone", "--json"], { env: env() }), 2, /--reason/)
-    expectOneLineFailure(await run(["delist", "bad", "--json"], { env: env() }), 2, /listing id/)
+    expectOneLineFailure(await run(["delist", "delBBBB2", "--reason", "gone", "--json"], { ...on() }), 2, /--reason/)
+    expectOneLineFailure(await run(["delist", "bad", "--json"], { ...on() }), 2, /listing id/)
   })
 
   it("masks backfill reports how many rows it changed", async () => {
-    const result = await runJson(["masks", "backfill"], { env: env() })
+    const result = await runJson(["masks", "backfill"], { ...on() })
     expect(Object.keys(result)).toEqual(["updated"])
     expect(Number.isInteger(result.updated)).toBe(true)
     // Imports compute the mask already, so nothing is left to fill.
-    expect(await runJson(["masks", "backfill"], { env: env() })).toEqual({ updated: 0 })
+    expect(await runJson(["masks", "backfill"], { ...on() })).toEqual({ updated: 0 })
   })
 
   it("seed adds a deterministic directory: the same seed again inserts nothing new", async () => {
-    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], { env: env() })).toEqual({ inserted: 300 })
-    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], { env: env() })).toEqual({ inserted: 0 })
-    expect(await runJson(["seed", "--listings", "20", "--seed", "8"], { env: env() })).toEqual({ inserted: 20 })
-    expectOneLineFailure(await run(["seed", "--json"], { env: env() }), 2, /--listings/)
-    expectOneLineFailure(await run(["seed", "--listings", "-1", "--json"], { env: env() }), 2, /--listings/)
+    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], { ...on() })).toEqual({ inserted: 300 })
+    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], { ...on() })).toEqual({ inserted: 0 })
+    expect(await runJson(["seed", "--listings", "20", "--seed", "8"], { ...on() })).toEqual({ inserted: 20 })
+    expectOneLineFailure(await run(["seed", "--json"], { ...on() }), 2, /--listings/)
+    expectOneLineFailure(await run(["seed", "--listings", "-1", "--json"], { ...on() }), 2, /--listings/)
   })
 
   it("serve answers until SIGTERM, then exits 0; meanwhile the embedded data directory refuses a second process", async () => {
     const port = await freePort()
-    const server = start(["serve", "--port", String(port)], { env: env() })
+    const server = start(["serve", "--port", String(port)], { ...on() })
     try {
       await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:(\d+)/)
       const health = await fetch(`http://127.0.0.1:${port}/healthz`)
       expect(health.status).toBe(200)
       if (target.embedded) {
-        const second = await run(["migrate", "--json"], { env: env() })
+        const second = await run(["migrate", "--json"], { ...on() })
         expectOneLineFailure(second, 3, new RegExp(`in use by process ${server.child.pid}`))
       }
     } finally {
@@ -160,6 +165,6 @@ export const operatorSuite = (name: string, make: () => Promise<Target>) => desc
       expect(exit).toEqual({ code: 0, signal: null })
     }
     // The lock went with the process.
-    expect(await runJson(["migrate"], { env: env() })).toEqual({ applied: [] })
+    expect(await runJson(["migrate"], { ...on() })).toEqual({ applied: [] })
   })
 })

@@ -1,0 +1,85 @@
+import { mkdirSync, rmSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { build } from "../../../scripts/build.ts"
+import { operatorSuite } from "./operatorSuite.ts"
+import { embeddedTarget, freePort, killStragglers, node24, repoRoot, runJson, start, type Target } from "./support.ts"
+
+/*
+ * The bundle of `npm run build`, the way a deployment runs it: the whole operator contract
+ * through it, and the API it serves, including what it loads only when first asked (the MCP
+ * SDK, the API reference page). It is built inside the repo because it resolves the packages
+ * it leaves to Node (PGlite, the word list) from the repo's node_modules.
+ */
+
+const outdir = join(repoRoot, "dist", `test-${process.pid}-${Date.now().toString(36)}`)
+const via = { executable: node24, script: join(outdir, "dropshelf.js") }
+
+beforeAll(async () => {
+  mkdirSync(join(repoRoot, "dist"), { recursive: true })
+  await build(outdir)
+}, 120_000)
+afterAll(() => rmSync(outdir, { recursive: true, force: true }))
+
+operatorSuite("embedded", async () => embeddedTarget(), via)
+
+describe("the bundle serves the API", { timeout: 240_000 }, () => {
+  let target: Target
+  beforeAll(async () => {
+    target = embeddedTarget()
+  })
+  afterEach(killStragglers)
+  afterAll(async () => {
+    await target.dispose()
+  })
+
+  it("lists, reads, describes itself, and answers MCP tool calls", async () => {
+    const on = { env: target.env, via }
+    expect(await runJson(["seed", "--listings", "40", "--seed", "3"], on)).toEqual({ inserted: 40 })
+    const account = await runJson(["accounts", "create", "--name", "bundle", "--plan", "business"], on)
+    const { key } = await runJson(["keys", "create", account.id, "--name", "bundle"], on)
+    const port = await freePort()
+    const server = start(["serve", "--port", String(port)], on)
+    try {
+      await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:\d+/)
+      const base = `http://127.0.0.1:${port}`
+      const auth = { authorization: `Bearer ${key}` }
+
+      const page = await fetch(`${base}/api/v1/domains?limit=5`, { headers: auth })
+      expect(page.status).toBe(200)
+      const body = await page.json() as { data: Array<{ id: string; domain: string }>; next_cursor: string | null }
+      expect(body.data).toHaveLength(5)
+      expect(typeof body.next_cursor).toBe("string")
+
+      const one = await fetch(`${base}/api/v1/domains/${body.data[0]!.id}`, { headers: auth })
+      expect(one.status).toBe(200)
+      expect((await one.json() as { id: string }).id).toBe(body.data[0]!.id)
+
+      const unauthorized = await fetch(`${base}/api/v1/domains`)
+      expect(unauthorized.status).toBe(401)
+      expect(unauthorized.headers.get("www-authenticate")).toBe("Bearer realm=\"dropshelf\"")
+
+      const openapi = await fetch(`${base}/api/v1/openapi.json`, { headers: auth })
+      expect(openapi.status).toBe(200)
+      expect((await openapi.json() as { openapi: string }).openapi).toMatch(/^3\./)
+      const docs = await fetch(`${base}/docs`)
+      expect(docs.status).toBe(200)
+      expect(docs.headers.get("content-type")).toMatch(/text\/html/)
+
+      const mcp = await fetch(`${base}/mcp`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_listings", arguments: { limit: 2 } } })
+      })
+      expect(mcp.status).toBe(200)
+      const text = await mcp.text()
+      const result = JSON.parse(text.startsWith("{") ? text : text.slice(text.indexOf("{"))) as {
+        result: { isError?: boolean; structuredContent: { data: Array<unknown> } }
+      }
+      expect(result.result.isError ?? false).toBe(false)
+      expect(result.result.structuredContent.data).toHaveLength(2)
+    } finally {
+      expect(await server.stop("SIGTERM")).toEqual({ code: 0, signal: null })
+    }
+  })
+})
