@@ -83,7 +83,7 @@ function* batches<A>(items: Iterable<A>, size: number): Generator<Array<A>> {
 }
 
 const run = <A>(database: string, effect: Effect.Effect<A, never, StoreSql.Services>) =>
-  Effect.runPromise(Effect.provide(effect, StoreSql.layerServer({ url: databaseUrl(database), maxConnections: 1 })).pipe(
+  Effect.runPromise(Effect.provide(effect, StoreSql.layerServer({ url: databaseUrl(database), maxConnections: 2 })).pipe(
     Effect.orDie
   ))
 

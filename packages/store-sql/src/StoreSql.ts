@@ -190,10 +190,19 @@ export const layerPglite = (options: { readonly dataDir: string }): Layer.Layer<
 
 /**
  * Server deployment: the five ports and the SqlClient over the PostgreSQL at `url`, listening
- * for key and plan changes made by other processes.
+ * for key and plan changes made by other processes. The listener keeps one of the pool's
+ * `maxConnections` (default 10) for itself, so the pool needs at least two: with one, every
+ * statement would wait forever for a connection; it is refused as a `StoreOpenError` instead.
  */
 export const layerServer = (options: { readonly url: string; readonly maxConnections?: number }): Layer.Layer<Services, StoreOpenError> =>
-  layerAuthListener.pipe(Layer.provideMerge(layerStores), Layer.provideMerge(layerPgClient(options)))
+  options.maxConnections !== undefined && !(Number.isInteger(options.maxConnections) && options.maxConnections >= 2)
+    ? Layer.unwrap(Effect.fail(
+      new StoreOpenError({
+        reason: "OpenFailed",
+        message: `maxConnections must be an integer of at least 2 (one connection listens for key and plan changes); got ${options.maxConnections}`
+      })
+    ))
+    : layerAuthListener.pipe(Layer.provideMerge(layerStores), Layer.provideMerge(layerPgClient(options)))
 
 /** `DATABASE_URL` set (non-empty): the server; otherwise PGlite in `DROPSHELF_DATA_DIR` (default `./.dropshelf`). */
 export const layerFromEnv: Layer.Layer<Services, StoreOpenError> = Layer.unwrap(

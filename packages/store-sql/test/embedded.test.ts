@@ -151,6 +151,29 @@ describe("sql (pglite) embedded data directory", () => {
       })
   )
 
+  it.live("a pool too small to share with the key-change listener is refused, not left waiting", () =>
+    Effect.gen(function*() {
+      for (const maxConnections of [1, 0, 1.5]) {
+        const refused = yield* Effect.flip(
+          Effect.provide(StoreSql.migrate, Layer.fresh(StoreSql.layerServer({ url: "postgres://nobody@127.0.0.1:1/none", maxConnections })))
+        )
+        assert.strictEqual(refused.reason, "OpenFailed")
+        assert.include(refused.message, "maxConnections")
+      }
+    }))
+
+  it.live.skipIf(DATABASE_URL === undefined)(
+    `layerServer: a pool of two answers statements beside the listener${DATABASE_URL === undefined ? " (skipped: DATABASE_URL not set)" : ""}`,
+    () =>
+      Effect.gen(function*() {
+        const rows = yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          return yield* sql<{ one: number }>`SELECT 1 AS one`
+        }).pipe(Effect.provide(Layer.fresh(StoreSql.layerServer({ url: DATABASE_URL!, maxConnections: 2 }))), Effect.timeout("20 seconds"), Effect.orDie)
+        assert.deepStrictEqual(rows, [{ one: 1 }])
+      })
+  )
+
   it.live("a server that cannot be reached is a one-line StoreOpenError", () =>
     Effect.gen(function*() {
       const refused = yield* Effect.flip(
