@@ -35,6 +35,18 @@ export const toHold = (row: Row, prefix = ""): HoldRecord => ({
   outcome: (row[`${prefix}outcome`] ?? null) as Hold.HoldOutcome | null
 })
 
+/** A hold from a row read with `.values`, whose columns from `start` on are `HOLD_COLUMNS`. */
+export const toHoldAt = (row: ReadonlyArray<unknown>, start: number): HoldRecord => ({
+  id: row[start] as Ids.HoldId,
+  listingId: row[start + 1] as string,
+  accountId: row[start + 2] as string,
+  heldAt: instant(row[start + 3]),
+  expiresAt: instant(row[start + 4]),
+  extended: row[start + 5] === true,
+  endedAt: instantOrNull(row[start + 6]),
+  outcome: (row[start + 7] ?? null) as Hold.HoldOutcome | null
+})
+
 /** The insert lost the race for the listing: another account's hold now runs on it. */
 class ListingTaken {
   readonly _tag = "ListingTaken"
