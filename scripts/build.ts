@@ -9,7 +9,8 @@
  *   pages) stays in chunks of its own, read the first time it is needed.
  * Idle server RSS: ~94 MB bundled, ~137 MB from the sources (docs/performance.md).
  *
- * Usage: node scripts/build.ts [outdir]   (default `dist`; the folder is emptied first)
+ * Usage: node scripts/build.ts [outdir]   (default `dist`; what an earlier build wrote there is
+ * removed first, and nothing else: the tests build into folders of their own inside `dist/`)
  */
 import * as esbuild from "esbuild"
 import { rmSync } from "node:fs"
@@ -27,7 +28,7 @@ const root = join(import.meta.dirname, "..")
 const external = ["@electric-sql/pglite", "@electric-sql/pglite/*", "wordsninja/*", "pg-native"]
 
 export const build = async (outdir: string) => {
-  rmSync(outdir, { recursive: true, force: true })
+  for (const earlier of ["chunks", "dropshelf.js", "dropshelf.js.map"]) rmSync(join(outdir, earlier), { recursive: true, force: true })
   return esbuild.build({
     entryPoints: { dropshelf: join(root, "apps/cli/src/main.ts") },
     outdir,

@@ -63,6 +63,9 @@ const COLUMN = Object.fromEntries(LISTING_COLUMNS.map((name, index) => [name, in
   readonly [Name in typeof LISTING_COLUMNS[number]]: number
 }
 
+/** What a page's first statement reads of each row: enough to find the row in the cache. */
+const VERSION_COLUMNS = ["id", "updated_at", "discovered_at"] as const
+
 type Row = Record<string, unknown>
 /** A row read with `.values`: its columns in the order of the statement's select list. */
 type Values = ReadonlyArray<unknown>
@@ -407,18 +410,18 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       const where = pageConditions(request)
       const versions = yield* withReader(
         request,
-        sql`SELECT id, updated_at, discovered_at${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
+        sql`SELECT ${sql.literal(VERSION_COLUMNS.join(", "))}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
           ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
         revealers
       )
       const records = new Array<Listing.ListingRecord | undefined>(versions.length)
       const missing: Array<string> = []
-      // Each version is [id, updated_at, discovered_at, …]: see the select above.
+      // Each version starts with VERSION_COLUMNS: [id, updated_at, …].
       versions.forEach((version, index) => {
         records[index] = cache.get(version[0] as string, instant(version[1]))
         if (records[index] === undefined) missing.push(version[0] as string)
       })
-      const layout = layoutOf(request, 3)
+      const layout = layoutOf(request, VERSION_COLUMNS.length)
       const answers = request.reader === undefined ? undefined : readerAnswers(versions.slice(0, request.limit), layout)
       const anchorHeld = anchorHeldIn(request, versions, layout)
       if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers, anchorHeld }
