@@ -13,7 +13,7 @@ import { embeddedTarget, freePort, killStragglers, node24, repoRoot, runJson, st
  */
 
 const outdir = join(repoRoot, "dist", `test-${process.pid}-${Date.now().toString(36)}`)
-const via = { executable: node24, script: join(outdir, "dropshelf.js") }
+const via = { executable: node24, script: join(outdir, "dropshelf.js"), through: "the bundle" }
 
 beforeAll(async () => {
   mkdirSync(join(repoRoot, "dist"), { recursive: true })

@@ -18,9 +18,9 @@ const TIMEOUT = { timeout: 240_000 }
 export const operatorSuite = (
   name: string,
   make: () => Promise<Target>,
-  /** Another way in than Node 24 on the sources: the bundle of `npm run build`. */
-  via?: RunOptions["via"]
-) => describe(`dropshelf on ${name} storage${via === undefined ? "" : ` (${via.script})`}`, TIMEOUT, () => {
+  /** Another way in than Node 24 on the sources (the bundle of `npm run build`), named by `through`. */
+  via?: RunOptions["via"] & { readonly through: string }
+) => describe(`dropshelf on ${name} storage${via === undefined ? "" : ` through ${via.through}`}`, TIMEOUT, () => {
   let target: Target
   const on = (): RunOptions => (via === undefined ? { env: target.env } : { env: target.env, via })
 
@@ -33,48 +33,48 @@ export const operatorSuite = (
   })
 
   it("migrate applies the migrations once, then has nothing to apply", async () => {
-    const first = await runJson(["migrate"], { ...on() })
+    const first = await runJson(["migrate"], on())
     expect(first.applied.length).toBeGreaterThan(0)
     expect(first.applied.every((name: unknown) => typeof name === "string")).toBe(true)
-    expect(await runJson(["migrate"], { ...on() })).toEqual({ applied: [] })
+    expect(await runJson(["migrate"], on())).toEqual({ applied: [] })
   })
 
   it("accounts: create and set-plan (lapsed included), refusals as one line", async () => {
-    const account = await runJson(["accounts", "create", "--name", "acme", "--plan", "pro"], { ...on() })
+    const account = await runJson(["accounts", "create", "--name", "acme", "--plan", "pro"], on())
     expect(Object.keys(account).sort()).toEqual(["id", "plan"])
     expect(account.plan).toBe("pro")
     expect(typeof account.id).toBe("string")
 
-    expect(await runJson(["accounts", "set-plan", account.id, "lapsed"], { ...on() })).toEqual({ id: account.id, plan: "lapsed" })
-    expect(await runJson(["accounts", "set-plan", account.id, "business"], { ...on() })).toEqual({ id: account.id, plan: "business" })
+    expect(await runJson(["accounts", "set-plan", account.id, "lapsed"], on())).toEqual({ id: account.id, plan: "lapsed" })
+    expect(await runJson(["accounts", "set-plan", account.id, "business"], on())).toEqual({ id: account.id, plan: "business" })
 
-    expectOneLineFailure(await run(["accounts", "set-plan", "acct_nope", "free", "--json"], { ...on() }), 1, /^dropshelf: no account with id "acct_nope"$/)
-    expectOneLineFailure(await run(["accounts", "create", "--name", "x", "--plan", "gold", "--json"], { ...on() }), 2, /--plan/)
-    expectOneLineFailure(await run(["accounts", "create", "--plan", "free"], { ...on() }), 2, /--name/)
+    expectOneLineFailure(await run(["accounts", "set-plan", "acct_nope", "free", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
+    expectOneLineFailure(await run(["accounts", "create", "--name", "x", "--plan", "gold", "--json"], on()), 2, /--plan/)
+    expectOneLineFailure(await run(["accounts", "create", "--plan", "free"], on()), 2, /--name/)
   })
 
   it("keys: created with the secret once, the plan's live-key ceiling refused, revoke frees a slot", async () => {
-    const account = await runJson(["accounts", "create", "--name", "ceiling", "--plan", "free"], { ...on() })
-    const first = await runJson(["keys", "create", account.id, "--name", "one"], { ...on() })
+    const account = await runJson(["accounts", "create", "--name", "ceiling", "--plan", "free"], on())
+    const first = await runJson(["keys", "create", account.id, "--name", "one"], on())
     expect(Object.keys(first).sort()).toEqual(["key", "name", "prefix"])
     expect(first.name).toBe("one")
     expect(first.key.startsWith(first.prefix)).toBe(true)
     expect(first.key).toMatch(/^ds_live_[A-Za-z0-9_-]{43}$/)
-    const second = await runJson(["keys", "create", account.id, "--name", "two"], { ...on() })
+    const second = await runJson(["keys", "create", account.id, "--name", "two"], on())
     expect(second.key).not.toBe(first.key)
 
     expectOneLineFailure(
-      await run(["keys", "create", account.id, "--name", "three", "--json"], { ...on() }),
+      await run(["keys", "create", account.id, "--name", "three", "--json"], on()),
       1,
       /^dropshelf: the account already has 2 live keys, the most its plan allows; revoke one first$/
     )
 
-    expect(await runJson(["keys", "revoke", first.prefix], { ...on() })).toEqual({ revoked: first.prefix })
-    const third = await runJson(["keys", "create", account.id, "--name", "three"], { ...on() })
+    expect(await runJson(["keys", "revoke", first.prefix], on())).toEqual({ revoked: first.prefix })
+    const third = await runJson(["keys", "create", account.id, "--name", "three"], on())
     expect(third.name).toBe("three")
 
-    expectOneLineFailure(await run(["keys", "revoke", "ds_live_nothere", "--json"], { ...on() }), 1, /^dropshelf: no key with prefix "ds_live_nothere"$/)
-    expectOneLineFailure(await run(["keys", "create", "acct_nope", "--name", "x", "--json"], { ...on() }), 1, /^dropshelf: no account with id "acct_nope"$/)
+    expectOneLineFailure(await run(["keys", "revoke", "ds_live_nothere", "--json"], on()), 1, /^dropshelf: no key with prefix "ds_live_nothere"$/)
+    expectOneLineFailure(await run(["keys", "create", "acct_nope", "--name", "x", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
   })
 
   it("import: good lines load, bad lines are rejected with their number and reason, re-import updates", async () => {
@@ -90,7 +90,7 @@ export const operatorSuite = (
       listing({ id: "impAAAA1", domain: "greenleaf-garden.com", estimated_value_cents: 13_000 })
     ].join("\n") + "\n")
 
-    const report = await runJson(["import", file], { ...on() })
+    const report = await runJson(["import", file], on())
     expect(Object.keys(report).sort()).toEqual(["inserted", "rejected", "updated"])
     // Line 8 repeats line 1's id: the later line wins, as an update of the row line 1 inserted.
     expect(report.inserted).toBe(3)
@@ -113,12 +113,12 @@ export const operatorSuite = (
     })
     expect(windows).toEqual({ inserted: 2, updated: 0, rejected: [] })
 
-    const human = await run(["import", file], { ...on() })
+    const human = await run(["import", file], on())
     expect(human.code).toBe(0)
     expect(human.stdout).toMatch(/line 2: /)
 
-    expectOneLineFailure(await run(["import", join(tmpdir(), "no-such-file.ndjson"), "--json"], { ...on() }), 2, /no such file/)
-    expectOneLineFailure(await run(["import", "--json"], { ...on() }), 2, /file/)
+    expectOneLineFailure(await run(["import", join(tmpdir(), "no-such-file.ndjson"), "--json"], on()), 2, /no such file/)
+    expectOneLineFailure(await run(["import", "--json"], on()), 2, /file/)
   })
 
   it("delist: listings leave the directory once, with a reason", async () => {
@@ -126,38 +126,38 @@ export const operatorSuite = (
       ...on(),
       input: [listing({ id: "delBBBB1", domain: "sold-soon.com" }), listing({ id: "delBBBB2", domain: "blocked-soon.net" })].join("\n")
     })
-    expect(await runJson(["delist", "delBBBB1", "--reason", "sold"], { ...on() })).toEqual({ delisted: ["delBBBB1"] })
-    const both = await runJson(["delist", "delBBBB1", "delBBBB2", "zzzzzzz9"], { ...on() })
+    expect(await runJson(["delist", "delBBBB1", "--reason", "sold"], on())).toEqual({ delisted: ["delBBBB1"] })
+    const both = await runJson(["delist", "delBBBB1", "delBBBB2", "zzzzzzz9"], on())
     expect(both).toEqual({ delisted: ["delBBBB2"] })
-    expectOneLineFailure(await run(["delist", "delBBBB2", "--reason", "gone", "--json"], { ...on() }), 2, /--reason/)
-    expectOneLineFailure(await run(["delist", "bad", "--json"], { ...on() }), 2, /listing id/)
+    expectOneLineFailure(await run(["delist", "delBBBB2", "--reason", "gone", "--json"], on()), 2, /--reason/)
+    expectOneLineFailure(await run(["delist", "bad", "--json"], on()), 2, /listing id/)
   })
 
   it("masks backfill reports how many rows it changed", async () => {
-    const result = await runJson(["masks", "backfill"], { ...on() })
+    const result = await runJson(["masks", "backfill"], on())
     expect(Object.keys(result)).toEqual(["updated"])
     expect(Number.isInteger(result.updated)).toBe(true)
     // Imports compute the mask already, so nothing is left to fill.
-    expect(await runJson(["masks", "backfill"], { ...on() })).toEqual({ updated: 0 })
+    expect(await runJson(["masks", "backfill"], on())).toEqual({ updated: 0 })
   })
 
   it("seed adds a deterministic directory: the same seed again inserts nothing new", async () => {
-    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], { ...on() })).toEqual({ inserted: 300 })
-    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], { ...on() })).toEqual({ inserted: 0 })
-    expect(await runJson(["seed", "--listings", "20", "--seed", "8"], { ...on() })).toEqual({ inserted: 20 })
-    expectOneLineFailure(await run(["seed", "--json"], { ...on() }), 2, /--listings/)
-    expectOneLineFailure(await run(["seed", "--listings", "-1", "--json"], { ...on() }), 2, /--listings/)
+    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], on())).toEqual({ inserted: 300 })
+    expect(await runJson(["seed", "--listings", "300", "--seed", "7"], on())).toEqual({ inserted: 0 })
+    expect(await runJson(["seed", "--listings", "20", "--seed", "8"], on())).toEqual({ inserted: 20 })
+    expectOneLineFailure(await run(["seed", "--json"], on()), 2, /--listings/)
+    expectOneLineFailure(await run(["seed", "--listings", "-1", "--json"], on()), 2, /--listings/)
   })
 
   it("serve answers until SIGTERM, then exits 0; meanwhile the embedded data directory refuses a second process", async () => {
     const port = await freePort()
-    const server = start(["serve", "--port", String(port)], { ...on() })
+    const server = start(["serve", "--port", String(port)], on())
     try {
       await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:(\d+)/)
       const health = await fetch(`http://127.0.0.1:${port}/healthz`)
       expect(health.status).toBe(200)
       if (target.embedded) {
-        const second = await run(["migrate", "--json"], { ...on() })
+        const second = await run(["migrate", "--json"], on())
         expectOneLineFailure(second, 3, new RegExp(`in use by process ${server.child.pid}`))
       }
     } finally {
@@ -165,6 +165,6 @@ export const operatorSuite = (
       expect(exit).toEqual({ code: 0, signal: null })
     }
     // The lock went with the process.
-    expect(await runJson(["migrate"], { ...on() })).toEqual({ applied: [] })
+    expect(await runJson(["migrate"], on())).toEqual({ applied: [] })
   })
 })
