@@ -12,22 +12,19 @@
  * first) / (n2 − n1): start-up and warm-up cancel out. One after another, so no two requests
  * share a statement: this measures the work of one request alone. Both runs go at once, ~5
  * minutes (callgrind runs node ~50× slower). BENCH_FROM=bundle measures the bundle of `npm run
- * build` instead of the sources. Needs valgrind (on every machine of this kind).
+ * build` (bench/server.ts builds it) instead of the sources. Needs valgrind (on every machine of
+ * this kind).
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { join } from "node:path"
-import { build } from "../scripts/build.ts"
 import { databaseUrl } from "./postgres.ts"
-import { keyFor } from "./server.ts"
+import { cli, keyFor, sources, waitFor } from "./server.ts"
 
 const path = process.argv[2] ?? "/api/v1/domains"
 const n1 = Number(process.argv[3] ?? 100)
 const n2 = Number(process.argv[4] ?? 400)
 const DATABASE = process.env.BENCH_DATABASE ?? "dropshelf_bench_1000000"
-const root = join(import.meta.dirname, "..")
 const fromBundle = process.env.BENCH_FROM === "bundle"
-if (fromBundle) await build(join(root, "dist"))
-const main = fromBundle ? join(root, "dist", "dropshelf.js") : join(root, "apps", "cli", "src", "main.ts")
+const main = fromBundle ? cli : sources
 const key = keyFor(DATABASE)
 
 const get = async (port: number) => {
@@ -49,16 +46,9 @@ const count = async (requests: number, port: number): Promise<number> => {
   child.stderr!.on("data", (chunk) => (stderr += chunk))
   const exited = new Promise((resolve) => child.once("exit", resolve))
   try {
-    for (let waited = 0; ; waited++) {
-      if (child.exitCode !== null) throw new Error(`the server exited at start: ${stderr}`)
-      if (waited > 600) throw new Error("the server did not answer in 5 minutes")
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break
-      } catch {
-        // not listening yet
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500))
-    }
+    // Start-up under callgrind takes a minute or two.
+    await waitFor(`http://127.0.0.1:${port}/healthz`, 300_000)
+    if (child.exitCode !== null) throw new Error(`the server exited at start: ${stderr}`)
     for (let i = 0; i < 30; i++) await get(port)
     for (let i = 0; i < requests; i++) await get(port)
   } finally {

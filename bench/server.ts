@@ -14,9 +14,10 @@ import { databaseUrl } from "./postgres.ts"
 
 const node = process.execPath
 const root = join(import.meta.dirname, "..")
-const sources = join(root, "apps", "cli", "src", "main.ts")
+/** The CLI from its TypeScript sources, and as the bundle a deployment runs (built on import). */
+export const sources = join(root, "apps", "cli", "src", "main.ts")
 await build(join(root, "dist"))
-const cli = join(root, "dist", "dropshelf.js")
+export const cli = join(root, "dist", "dropshelf.js")
 
 /** One CLI command on `databaseName`, its `--json` output parsed. */
 export const dropshelf = (databaseName: string, args: ReadonlyArray<string>) =>
@@ -32,8 +33,9 @@ export const keyFor = (databaseName: string, plan: "free" | "pro" | "business" =
   return dropshelf(databaseName, ["keys", "create", account.id, "--name", "bench"]).key as string
 }
 
-const waitFor = async (url: string) => {
-  for (let i = 0; i < 600; i++) {
+/** Resolves once `url` answers 2xx; polls every 100 ms, for at most `timeoutMs`. */
+export const waitFor = async (url: string, timeoutMs = 60_000) => {
+  for (let i = 0; i < timeoutMs / 100; i++) {
     try {
       if ((await fetch(url)).ok) return
     } catch {

@@ -22,10 +22,9 @@ const root = join(import.meta.dirname, "..")
  * Left to Node at run time, so the bundle needs the repo's node_modules beside it:
  * - PGlite finds its WebAssembly and data files next to its own module;
  * - wordsninja's word list is JSON that Node parses faster, and into less memory, than the same
- *   list as a JavaScript literal;
- * - pg-native is an optional peer of `pg` that dropshelf does not install.
+ *   list as a JavaScript literal.
  */
-const external = ["@electric-sql/pglite", "@electric-sql/pglite/*", "wordsninja/*", "pg-native"]
+const external = ["@electric-sql/pglite", "@electric-sql/pglite/*", "wordsninja/*"]
 
 export const build = async (outdir: string) => {
   for (const earlier of ["chunks", "dropshelf.js", "dropshelf.js.map"]) rmSync(join(outdir, earlier), { recursive: true, force: true })
@@ -41,7 +40,7 @@ export const build = async (outdir: string) => {
     external,
     // Not minified: the gain in memory was nil (measured) and stack traces stay readable.
     sourcemap: "linked",
-    // CommonJS dependencies (pg, redis) call `require`, which an ES module does not have.
+    // CommonJS dependencies (ws, redis) call `require`, which an ES module does not have.
     banner: { js: "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);" },
     logLevel: "warning"
   })

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from "node:fs"
+import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { build } from "../../../scripts/build.ts"
@@ -15,10 +15,7 @@ import { embeddedTarget, freePort, killStragglers, node24, repoRoot, runJson, st
 const outdir = join(repoRoot, "dist", `test-${process.pid}-${Date.now().toString(36)}`)
 const via = { executable: node24, script: join(outdir, "dropshelf.js"), through: "the bundle" }
 
-beforeAll(async () => {
-  mkdirSync(join(repoRoot, "dist"), { recursive: true })
-  await build(outdir)
-}, 120_000)
+beforeAll(() => build(outdir), 120_000)
 afterAll(() => rmSync(outdir, { recursive: true, force: true }))
 
 operatorSuite("embedded", async () => embeddedTarget(), via)
