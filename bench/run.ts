@@ -10,7 +10,9 @@
  * given for the TypeScript sources run directly.
  *
  * Every mix is first run unsampled for BENCH_WARMUP seconds (2), so that the JIT and the heap
- * settle: the first mix after start-up measured ~20 % slower than the same mix later.
+ * settle: the first mix after start-up measured ~20 % slower than the same mix later. Latency
+ * percentiles are exact (bench/load.ts), not autocannon's whole milliseconds. The since feed is
+ * pulled twice: by the server that served the mixes, and by a fresh one.
  *
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
  * BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000).
@@ -86,14 +88,42 @@ const getJson = async (port: number, key: string, path: string, retry = true): P
   }
 }
 
+const ms = (value: number) => `${value.toFixed(1)} ms`
+const mean = (values: ReadonlyArray<number>) => values.reduce((sum, value) => sum + value, 0) / values.length
+
+/** The whole since feed, 250 a page, one request after another, as a consumer pulls it. */
+const pullSince = async (port: number, key: string, pid: number) => {
+  let cursor: string | null = null
+  const recentCursors: Array<string> = []
+  let pulled = 0
+  let peakRss = rssMb(pid)
+  const start = process.hrtime.bigint()
+  const since = encodeURIComponent("1970-01-01T00:00:00.000Z")
+  do {
+    const path: string = `/api/v1/domains?since=${since}&limit=250${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
+    const response = await getJson(port, key, path)
+    if (response.status !== 200) throw new Error(`since pull: ${response.status} ${response.body}`)
+    const body = JSON.parse(response.body) as { data: Array<unknown>; next_cursor: string | null }
+    pulled += body.data.length
+    cursor = body.next_cursor
+    if (cursor !== null) recentCursors.push(cursor)
+    if (recentCursors.length > 4) recentCursors.shift()
+    if (pulled % 50_000 < 250) peakRss = Math.max(peakRss, rssMb(pid))
+  } while (cursor !== null)
+  const rate = pulled / seconds(start)
+  const cursorNearTheEnd = recentCursors[0]
+  if (cursorNearTheEnd === undefined) throw new Error("the since pull gave no cursor near the end")
+  return { pulled, rate, peakRss, cursorNearTheEnd }
+}
+
 const rows: Array<[string, string, string, string, string, string, string]> = []
 /** A mix whose responses were not all 2xx measured refusals, not the service: it says so. */
 const row = (mix: string, result: LoadResult, rss: number, ceiling?: number) =>
   rows.push([
     mix,
     result.requestsPerSecond.toFixed(0),
-    `${result.p50} ms`,
-    `${result.p99} ms`,
+    ms(result.p50),
+    ms(result.p99),
     `${rss.toFixed(0)} MB`,
     ceiling === undefined ? "" : `${((result.requestsPerSecond / ceiling) * 100).toFixed(1)}%`,
     String(result.non2xx + result.errors)
@@ -122,7 +152,7 @@ const main = async () => {
   const { port: ceilingPort, child: ceilingProcess } = await startCeiling(bodyFile)
   const ceiling = load(ceilingPort, key, [{ path: "/api/v1/domains" }])
   ceilingProcess.kill("SIGTERM")
-  rows.push(["ceiling: bare node:http, same bytes", ceiling.requestsPerSecond.toFixed(0), `${ceiling.p50} ms`, `${ceiling.p99} ms`, "", "100%", String(ceiling.non2xx + ceiling.errors)])
+  rows.push(["ceiling: bare node:http, same bytes", ceiling.requestsPerSecond.toFixed(0), ms(ceiling.p50), ms(ceiling.p99), "", "100%", String(ceiling.non2xx + ceiling.errors)])
 
   const page = JSON.parse(first.body) as { data: Array<{ id: string }> }
   const ids = page.data.map((listing) => listing.id)
@@ -141,32 +171,29 @@ const main = async () => {
 
   // The full since pull walks every row by id; its cursor near the end (four pages of 250
   // before the last) serves the deep-page mix.
-  let cursor: string | null = null
-  const recentCursors: Array<string> = []
-  let pulled = 0
-  let peakRss = rssMb(server.pid!)
-  const pullStart = process.hrtime.bigint()
-  const since = encodeURIComponent("1970-01-01T00:00:00.000Z")
-  do {
-    const path: string = `/api/v1/domains?since=${since}&limit=250${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
-    const response = await getJson(port, key, path)
-    if (response.status !== 200) throw new Error(`since pull: ${response.status} ${response.body}`)
-    const body = JSON.parse(response.body) as { data: Array<unknown>; next_cursor: string | null }
-    pulled += body.data.length
-    cursor = body.next_cursor
-    if (cursor !== null) recentCursors.push(cursor)
-    if (recentCursors.length > 4) recentCursors.shift()
-    if (pulled % 50_000 < 250) peakRss = Math.max(peakRss, rssMb(server.pid!))
-  } while (cursor !== null)
-  const pullRate = pulled / seconds(pullStart)
+  const pull = await pullSince(port, key, server.pid!)
 
-  const pageOne = load(port, key, [{ path: "/api/v1/domains" }])
-  const deepCursor = recentCursors[0]
-  if (deepCursor === undefined) throw new Error("the since pull gave no cursor near the end")
-  const deep = load(port, key, [{ path: `/api/v1/domains?cursor=${encodeURIComponent(deepCursor)}` }])
+  // Page 1 and the deep page are compared under the same conditions: measured in turn, twice
+  // each, so neither gets the heap or the machine of a different moment.
+  const deepPath = `/api/v1/domains?cursor=${encodeURIComponent(pull.cursorNearTheEnd)}`
+  const pageOneRuns: Array<LoadResult> = []
+  const deepRuns: Array<LoadResult> = []
+  for (let round = 0; round < 2; round++) {
+    pageOneRuns.push(load(port, key, [{ path: "/api/v1/domains" }]))
+    deepRuns.push(load(port, key, [{ path: deepPath }]))
+  }
+  const pageOneP50 = mean(pageOneRuns.map((run) => run.p50))
+  const deepP50 = mean(deepRuns.map((run) => run.p50))
+  const deep = deepRuns[1]!
   row("deep page (cursor near the end)", deep, rssMb(server.pid!), ceiling.requestsPerSecond)
   row("reveal writes", load(port, key, ids.map((id) => ({ method: "POST", path: `/api/v1/domains/${id}/reveal` }))), rssMb(server.pid!), ceiling.requestsPerSecond)
   await stop(server)
+
+  // The same pull from a server that has served nothing else: what a feed consumer costs alone,
+  // without the heap the list mixes grew.
+  const fresh = await startServer(large.name, port)
+  const freshPull = await pullSince(port, key, fresh.pid!)
+  await stop(fresh)
 
   const smallKey = keyFor(small.name)
   const smallServer = await startServer(small.name, port + 1)
@@ -179,9 +206,10 @@ const main = async () => {
   for (const cells of rows) console.log(`| ${cells.join(" | ")} |`)
   console.log("")
   console.log(`idle server RSS: ${idleRss.toFixed(0)} MB (the bundle of npm run build); ${idleRssFromSources.toFixed(0)} MB from the sources`)
-  console.log(`since pull: ${pulled} rows at ${pullRate.toFixed(0)} rows/s, peak server RSS ${peakRss.toFixed(0)} MB`)
-  console.log(`deep page p50 / page 1 p50: ${(deep.p50 / Math.max(pageOne.p50, 0.001)).toFixed(2)} (${deep.p50} ms vs ${pageOne.p50} ms)`)
-  console.log(`${LARGE} vs ${SMALL} listings, page 1 p50: ${(pageOne.p50 / Math.max(smallPage.p50, 0.001)).toFixed(2)} (${pageOne.p50} ms vs ${smallPage.p50} ms)`)
+  console.log(`since pull after the mixes: ${pull.pulled} rows at ${pull.rate.toFixed(0)} rows/s, peak server RSS ${pull.peakRss.toFixed(0)} MB`)
+  console.log(`since pull, fresh server: ${freshPull.pulled} rows at ${freshPull.rate.toFixed(0)} rows/s, peak server RSS ${freshPull.peakRss.toFixed(0)} MB`)
+  console.log(`deep page p50 / page 1 p50: ${(deepP50 / Math.max(pageOneP50, 0.001)).toFixed(2)} (${ms(deepP50)} vs ${ms(pageOneP50)}, each the mean of two runs in turn)`)
+  console.log(`${LARGE} vs ${SMALL} listings, page 1 p50: ${(pageOneP50 / Math.max(smallPage.p50, 0.001)).toFixed(2)} (${ms(pageOneP50)} vs ${ms(smallPage.p50)})`)
   console.log(`import: ${importRate.toFixed(0)} rows/s (${IMPORT_ROWS} rows, dropshelf import)`)
   if (large.seedRate !== undefined) console.log(`seed: ${large.seedRate.toFixed(0)} rows/s`)
 }

@@ -52,15 +52,19 @@ process.on("exit", () => {
   for (const child of children) child.kill("SIGTERM")
 })
 
+/** Node flags for every server started here, from BENCH_NODE_ARGS (`--cpu-prof`, `--trace-gc`, …). */
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg.length > 0)
+
 /** `dropshelf serve` on `databaseName`, counting every request and refusing none; resolves once it answers. */
 export const startServer = async (
   databaseName: string,
   port: number,
   options: { readonly from: "bundle" | "sources" } = { from: "bundle" }
 ): Promise<ChildProcess> => {
-  const child = spawn(node, [options.from === "bundle" ? cli : sources, "serve", "--port", String(port)], {
+  const child = spawn(node, [...nodeArgs, options.from === "bundle" ? cli : sources, "serve", "--port", String(port)], {
     env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only" },
-    stdio: ["ignore", "ignore", "inherit"]
+    // With flags that report (--trace-gc), the server's standard output is shown, access log and all.
+    stdio: ["ignore", nodeArgs.length > 0 ? "inherit" : "ignore", "inherit"]
   })
   children.add(child)
   child.once("exit", () => children.delete(child))
