@@ -149,7 +149,7 @@ export const operatorSuite = (
     expectOneLineFailure(await run(["seed", "--listings", "-1", "--json"], on()), 2, /--listings/)
   })
 
-  it("serve answers until SIGTERM, then exits 0; meanwhile the embedded data directory refuses a second process", async () => {
+  it("serve answers until SIGTERM, logging each request on stdout, then exits 0; meanwhile the embedded data directory refuses a second process", async () => {
     const port = await freePort()
     const server = start(["serve", "--port", String(port)], on())
     try {
@@ -164,6 +164,9 @@ export const operatorSuite = (
       const exit = await server.stop("SIGTERM")
       expect(exit).toEqual({ code: 0, signal: null })
     }
+    // Its access log is on stdout, one JSON line per request.
+    const logged = server.stdout().trimEnd().split("\n").map((line) => JSON.parse(line))
+    expect(logged).toContainEqual(expect.objectContaining({ method: "GET", path: "/healthz", status: 200, level: "info" }))
     // The lock went with the process.
     expect(await runJson(["migrate"], on())).toEqual({ applied: [] })
   })

@@ -6,6 +6,7 @@ import type * as SchemaIssue from "effect/SchemaIssue"
 import { ApiKey, ListQuery } from "@dropshelf/core"
 import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
+import { stdoutLines } from "./LineWriter.ts"
 
 /*
  * The HTTP boundary around every route: CORS and the preflight, 405 with `Allow`, the body
@@ -55,10 +56,13 @@ export const matchPath = (pathname: string): KnownPath | undefined => {
   return knownPaths.find((known) => known.pattern.test(normalized))
 }
 
-/** One structured line per request; replaceable so tests can read what would be written. */
+/**
+ * One structured line per request, on stdout, written once per turn of the event loop with the
+ * other lines of that turn (LineWriter); replaceable so tests can read what would be written.
+ */
 export class RequestLog extends Context.Reference<(line: Record<string, unknown>) => void>(
   "@dropshelf/server/RequestLog",
-  { defaultValue: () => (line) => process.stdout.write(`${JSON.stringify(line)}\n`) }
+  { defaultValue: () => (line) => stdoutLines(JSON.stringify(line)) }
 ) {}
 
 export const errorResponse = (status: number, fields: ErrorFields, headers: Record<string, string> = {}) =>
