@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cursor, Directory, Errors, ListingStore, Operators, Plan, RevealStore } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Tracer } from "effect"
 import { TestClock } from "effect/testing"
 import { callerOn, DAY, HOUR, id, listing, load, T0 } from "./support.ts"
 
@@ -344,4 +344,30 @@ describe("Directory: holds", () => {
       yield* TestClock.adjust(31 * DAY)
       assert.deepStrictEqual((yield* directory.holds(caller)).data, [])
     })))
+})
+
+describe("Directory: tracing", () => {
+  it.effect("runs each use case in a span of its name, for an embedder's tracer", () => {
+    const spans: Array<Tracer.NativeSpan> = []
+    const tracer = Tracer.make({
+      span(options) {
+        const span = new Tracer.NativeSpan(options)
+        spans.push(span)
+        return span
+      }
+    })
+    return run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(listing("Aa000001"))
+      const { caller, secret } = yield* callerOn("pro")
+      spans.length = 0
+      yield* directory.authenticate(secret)
+      yield* directory.readPage(caller, {})
+      yield* directory.read(caller, "Aa000001")
+      const names = spans.map((span) => span.name)
+      assert.includeMembers(names, ["Directory.authenticate", "Directory.readPage", "Directory.read"])
+      const page = spans.find((span) => span.name === "Directory.readPage")!
+      assert.strictEqual(page.status._tag, "Ended")
+    }).pipe(Effect.provideService(Tracer.Tracer, tracer)))
+  })
 })
