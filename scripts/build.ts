@@ -14,7 +14,8 @@
  */
 import * as esbuild from "esbuild"
 import { rmSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { join, relative, resolve } from "node:path"
+import { type BuildRecord, newestSourceMs } from "../apps/cli/src/Staleness.ts"
 
 const root = join(import.meta.dirname, "..")
 
@@ -26,8 +27,17 @@ const root = join(import.meta.dirname, "..")
  */
 const external = ["@electric-sql/pglite", "@electric-sql/pglite/*", "wordsninja/*"]
 
-export const build = async (outdir: string) => {
+/**
+ * Builds the bundle into `outdir`. `sourcesAsOf` overrides the recorded time of the newest
+ * source (the tests use it to make a bundle that looks built before the last change).
+ */
+export const build = async (outdir: string, options: { readonly sourcesAsOf?: number } = {}) => {
   for (const earlier of ["chunks", "dropshelf.js", "dropshelf.js.map"]) rmSync(join(outdir, earlier), { recursive: true, force: true })
+  // Read before bundling, so a source changed while esbuild reads it counts as newer.
+  const record: BuildRecord = {
+    root: relative(outdir, root),
+    newestSourceMs: options.sourcesAsOf ?? newestSourceMs(root) ?? 0
+  }
   return esbuild.build({
     entryPoints: { dropshelf: join(root, "apps/cli/src/main.ts") },
     outdir,
@@ -42,6 +52,8 @@ export const build = async (outdir: string) => {
     sourcemap: "linked",
     // CommonJS dependencies (ws, redis) call `require`, which an ES module does not have.
     banner: { js: "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);" },
+    // What the bundle checks its sources against at start (apps/cli/src/Staleness.ts).
+    define: { DROPSHELF_BUILD: JSON.stringify(record) },
     logLevel: "warning"
   })
 }

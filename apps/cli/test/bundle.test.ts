@@ -3,7 +3,7 @@ import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { build } from "../../../scripts/build.ts"
 import { operatorSuite } from "./operatorSuite.ts"
-import { embeddedTarget, freePort, killStragglers, node24, repoRoot, runJson, start, type Target } from "./support.ts"
+import { embeddedTarget, freePort, killStragglers, node24, repoRoot, run, runJson, start, type Target } from "./support.ts"
 
 /*
  * The bundle of `npm run build`, the way a deployment runs it: the whole operator contract
@@ -19,6 +19,24 @@ beforeAll(() => build(outdir), 120_000)
 afterAll(() => rmSync(outdir, { recursive: true, force: true }))
 
 operatorSuite("embedded", async () => embeddedTarget(), via)
+
+describe("the bundle and its sources", () => {
+  const staleOutdir = `${outdir}-stale`
+  afterAll(() => rmSync(staleOutdir, { recursive: true, force: true }))
+
+  it("says nothing when it is at least as new as the sources beside it", async () => {
+    const outcome = await run(["--version"], { via })
+    expect(outcome).toMatchObject({ code: 0, stderr: "" })
+  })
+
+  it("warns on stderr, and still runs, when the sources changed after it was built", async () => {
+    await build(staleOutdir, { sourcesAsOf: 0 })
+    const outcome = await run(["--version"], { via: { ...via, script: join(staleOutdir, "dropshelf.js") } })
+    expect(outcome.code).toBe(0)
+    expect(outcome.stdout).toContain("0.1.0")
+    expect(outcome.stderr).toBe(`dropshelf: warning: the sources in ${repoRoot} changed after this bundle was built; run npm run build\n`)
+  }, 120_000)
+})
 
 describe("the bundle serves the API", { timeout: 240_000 }, () => {
   let target: Target
