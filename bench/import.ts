@@ -1,0 +1,107 @@
+/**
+ * What an import costs, and where: `node bench/import.ts [rows]` runs `dropshelf import` (the
+ * bundle) of `rows` (200 000) seeded lines into a fresh database three times, with every index,
+ * without the trigram index for `q`, and with the primary key only, and prints for each the
+ * rate, the CPU per row of all PostgreSQL processes and of the import process (from /proc,
+ * sampled every 50 ms while it runs). Dropping indexes here only measures what they cost: the
+ * service keeps them all (docs/performance.md, "What limits the numbers now").
+ *
+ * Environment: DATABASE_URL (the server, as for `npm run bench`).
+ */
+import { execFileSync, spawn } from "node:child_process"
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { seedLines } from "../apps/cli/src/Seed.ts"
+import { databaseUrl, psql } from "./postgres.ts"
+import { cli } from "./server.ts"
+
+const ROWS = Number(process.argv[2] ?? 200_000)
+const DATABASE = "dropshelf_bench_import_cost"
+const FILTER_INDEXES = [
+  "listings_latest", "listings_since", "listings_tld", "listings_category", "listings_source",
+  "listings_price", "listings_score", "listings_checked", "listings_featured", "listings_open"
+]
+const configurations: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+  ["every index", []],
+  ["all but the trigram GIN", ["listings_search"]],
+  ["the primary key only", ["listings_search", ...FILTER_INDEXES]]
+]
+
+/** utime + stime of a process, in clock ticks (100 per second here); 0 once it is gone. */
+const ticksOf = (pid: string): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
+
+const postgresPids = () =>
+  readdirSync("/proc").filter((name) => {
+    if (!/^\d+$/.test(name)) return false
+    try {
+      return readFileSync(`/proc/${name}/comm`, "utf8").trim() === "postgres"
+    } catch {
+      return false
+    }
+  })
+
+const work = mkdtempSync(join(tmpdir(), "dropshelf-import-"))
+const file = join(work, "import.ndjson")
+const out = createWriteStream(file)
+for (const line of seedLines(ROWS, 99, Date.now())) {
+  if (!out.write(`${JSON.stringify(line)}\n`)) await new Promise<void>((resolve) => out.once("drain", () => resolve()))
+}
+await new Promise<void>((resolve) => out.end(() => resolve()))
+
+const measure = async (drop: ReadonlyArray<string>) => {
+  psql(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
+  psql(`CREATE DATABASE ${DATABASE}`)
+  const env = { ...process.env, DATABASE_URL: databaseUrl(DATABASE) }
+  execFileSync(process.execPath, [cli, "migrate", "--json"], { env })
+  for (const index of drop) psql(`DROP INDEX ${index}`, DATABASE)
+
+  // The last reading of each process: backends come and go during the import.
+  const postgres = new Map<string, { first: number; last: number }>()
+  let importTicks = 0
+  const child = spawn(process.execPath, [cli, "import", file, "--json"], { env, stdio: ["ignore", "pipe", "inherit"] })
+  const sample = () => {
+    for (const pid of postgresPids()) {
+      const ticks = ticksOf(pid)
+      const seen = postgres.get(pid)
+      if (seen === undefined) postgres.set(pid, { first: ticks, last: ticks })
+      else if (ticks > 0) seen.last = ticks
+    }
+    importTicks = Math.max(importTicks, ticksOf(String(child.pid)))
+  }
+  sample()
+  const started = performance.now()
+  const timer = setInterval(sample, 50)
+  let report = ""
+  child.stdout.on("data", (data) => (report += data))
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve))
+  clearInterval(timer)
+  sample()
+  const seconds = (performance.now() - started) / 1000
+  if (code !== 0) throw new Error(`dropshelf import exited ${code}`)
+  const { inserted } = JSON.parse(report) as { inserted: number }
+  let postgresTicks = 0
+  for (const { first, last } of postgres.values()) postgresTicks += last - first
+  psql(`DROP DATABASE ${DATABASE} WITH (FORCE)`)
+  return {
+    rate: inserted / seconds,
+    postgresMicros: (postgresTicks * 10_000) / inserted,
+    importMicros: (importTicks * 10_000) / inserted
+  }
+}
+
+console.log(`import of ${ROWS} seeded lines into an empty directory (dropshelf import, the bundle)`)
+console.log("| Postgres indexes kept | rows/s | Postgres CPU µs/row | import CPU µs/row |")
+console.log("| --- | ---: | ---: | ---: |")
+for (const [name, drop] of configurations) {
+  const { importMicros, postgresMicros, rate } = await measure(drop)
+  console.log(`| ${name} | ${rate.toFixed(0)} | ${postgresMicros.toFixed(0)} | ${importMicros.toFixed(0)} |`)
+}
+rmSync(work, { recursive: true, force: true })
