@@ -99,4 +99,13 @@ describe("ListingJson", () => {
       assert.deepStrictEqual(JSON.parse(ListingJson.pageJson(readerPage)), encodePage(Listing.toPageView(readerPage)))
     }))
   })
+
+  it("is the same text whether a page's listings are kept or not (a since page keeps none)", () => {
+    fc.assert(fc.property(page, fc.boolean(), (readerPage, keptFirst) => {
+      const first = ListingJson.pageJson(readerPage, { keep: keptFirst })
+      const second = ListingJson.pageJson(readerPage, { keep: !keptFirst })
+      assert.strictEqual(second, first)
+      assert.deepStrictEqual(JSON.parse(first), encodePage(Listing.toPageView(readerPage)))
+    }))
+  })
 })

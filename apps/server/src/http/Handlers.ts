@@ -79,11 +79,15 @@ const DomainsHandlers = HttpApiBuilder.group(
     const directory = yield* Directory.Directory
     return handlers.handleAll({
       list: ({ request }) =>
-        withCaller(({ caller }) =>
-          directory.readPage(caller, rawQueryOf(request.url)).pipe(
-            Effect.map((page) => renderedJson(ListingJson.pageJsonParts(page))),
+        withCaller(({ caller }) => {
+          const query = rawQueryOf(request.url)
+          // A since run shows each listing once: its JSON is not worth keeping (ListingJson).
+          const options = { keep: query.since === undefined }
+          return directory.readPage(caller, query).pipe(
+            Effect.map((page) => renderedJson(ListingJson.pageJsonParts(page, options))),
             refuseAs("read")
-          )),
+          )
+        }),
       get: ({ params }) =>
         withCaller(({ caller }) =>
           directory.read(caller, params.id).pipe(

@@ -14,38 +14,48 @@ import { toIso } from "./Time.ts"
 
 const readerIndependent = new WeakMap<ListingRecord, string>()
 
+/**
+ * How a page is rendered. `keep` (default true) keeps each listing's reader-independent JSON
+ * for the next page that shows the same record object. A `since` run shows each record once:
+ * keeping its text only costs (a WeakMap entry per record, 6-7 % of a since page's server CPU,
+ * docs/performance.md), so a since page is rendered with `keep: false`.
+ */
+export interface RenderOptions {
+  readonly keep?: boolean | undefined
+}
+
 /** Every member no reader changes (`"id":…` first), as JSON text without the braces. */
-const readerIndependentMembers = (listing: ListingRecord): string => {
+const readerIndependentMembers = (listing: ListingRecord, keep: boolean): string => {
   let members = readerIndependent.get(listing)
   if (members === undefined) {
     members = JSON.stringify(toPublicView(listing)).slice(1, -1)
-    readerIndependent.set(listing, members)
+    if (keep) readerIndependent.set(listing, members)
   }
   return members
 }
 
 /** The JSON of `toListingView(listing, reader)`, members in another order. */
-export const listingJson = (listing: ListingRecord, reader: ReaderView): string =>
-  `{${readerIndependentMembers(listing)},"domain":${reader.disclosed ? JSON.stringify(listing.domain) : "null"},"name_disclosed":${reader.disclosed},"hold_state":"${reader.holdState}","hold_expires_at":${
+export const listingJson = (listing: ListingRecord, reader: ReaderView, options: RenderOptions = {}): string =>
+  `{${readerIndependentMembers(listing, options.keep ?? true)},"domain":${reader.disclosed ? JSON.stringify(listing.domain) : "null"},"name_disclosed":${reader.disclosed},"hold_state":"${reader.holdState}","hold_expires_at":${
     reader.holdExpiresAt === null ? "null" : `"${toIso(reader.holdExpiresAt)}"`
   }}`
 
 const tombstoneJson = (listing: ListingRecord): string =>
   `{"id":${JSON.stringify(listing.id)},"status":"delisted","updated_at":"${toIso(listing.updatedAt)}"}`
 
-export const rowJson = (row: ReaderRow): string =>
-  row._tag === "Listing" ? listingJson(row.listing, row.reader) : tombstoneJson(row.listing)
+export const rowJson = (row: ReaderRow, options: RenderOptions = {}): string =>
+  row._tag === "Listing" ? listingJson(row.listing, row.reader, options) : tombstoneJson(row.listing)
 
 /**
  * The JSON of `toPageView(page)` in pieces, one per row among them, to be written one after
  * another: a since page is ~150 KB, and one string that size lives in V8's large-object space
  * until a full collection, where pieces die young.
  */
-export const pageJsonParts = (page: ReaderPage): Array<string> => {
+export const pageJsonParts = (page: ReaderPage, options: RenderOptions = {}): Array<string> => {
   const parts = new Array<string>(page.rows.length + 2)
   parts[0] = `{"data":[`
   for (let index = 0; index < page.rows.length; index++) {
-    parts[index + 1] = index === 0 ? rowJson(page.rows[index]!) : `,${rowJson(page.rows[index]!)}`
+    parts[index + 1] = index === 0 ? rowJson(page.rows[index]!, options) : `,${rowJson(page.rows[index]!, options)}`
   }
   parts[page.rows.length + 1] = `],"next_cursor":${page.nextCursor === null ? "null" : JSON.stringify(page.nextCursor)},"has_more":${
     page.nextCursor !== null
@@ -54,4 +64,4 @@ export const pageJsonParts = (page: ReaderPage): Array<string> => {
 }
 
 /** The JSON of `toPageView(page)`. */
-export const pageJson = (page: ReaderPage): string => pageJsonParts(page).join("")
+export const pageJson = (page: ReaderPage, options: RenderOptions = {}): string => pageJsonParts(page, options).join("")
