@@ -21,21 +21,11 @@ import * as SharedReads from "./SharedReads.ts"
 type Row = Record<string, unknown>
 type HoldRecord = Hold.HoldRecord
 
-const HOLD_COLUMNS = "id, listing_id, account_id, held_at, expires_at, extended, ended_at, outcome"
+/** A hold's columns, in the order every read selects them (`toHoldAt` takes them apart by position). */
+export const HOLD_COLUMN_NAMES = ["id", "listing_id", "account_id", "held_at", "expires_at", "extended", "ended_at", "outcome"] as const
+const HOLD_COLUMNS = HOLD_COLUMN_NAMES.join(", ")
 
-/** A hold from its columns, named with `prefix` when selected beside other tables' columns. */
-export const toHold = (row: Row, prefix = ""): HoldRecord => ({
-  id: row[`${prefix}id`] as Ids.HoldId,
-  listingId: row[`${prefix}listing_id`] as string,
-  accountId: row[`${prefix}account_id`] as string,
-  heldAt: instant(row[`${prefix}held_at`]),
-  expiresAt: instant(row[`${prefix}expires_at`]),
-  extended: row[`${prefix}extended`] === true,
-  endedAt: instantOrNull(row[`${prefix}ended_at`]),
-  outcome: (row[`${prefix}outcome`] ?? null) as Hold.HoldOutcome | null
-})
-
-/** A hold from a row read with `.values`, whose columns from `start` on are `HOLD_COLUMNS`. */
+/** A hold from a row read with `.values`, whose columns from `start` on are `HOLD_COLUMN_NAMES`. */
 export const toHoldAt = (row: ReadonlyArray<unknown>, start: number): HoldRecord => ({
   id: row[start] as Ids.HoldId,
   listingId: row[start + 1] as string,
@@ -46,6 +36,9 @@ export const toHoldAt = (row: ReadonlyArray<unknown>, start: number): HoldRecord
   endedAt: instantOrNull(row[start + 6]),
   outcome: (row[start + 7] ?? null) as Hold.HoldOutcome | null
 })
+
+/** A hold from a row read as an object, keyed by its column names. */
+export const toHold = (row: Row): HoldRecord => toHoldAt(HOLD_COLUMN_NAMES.map((name) => row[name]), 0)
 
 /** The insert lost the race for the listing: another account's hold now runs on it. */
 class ListingTaken {

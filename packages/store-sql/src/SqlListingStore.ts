@@ -4,7 +4,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import * as ListingCache from "./ListingCache.ts"
 import * as SharedReads from "./SharedReads.ts"
-import { runningAt, toHoldAt } from "./SqlHoldStore.ts"
+import { HOLD_COLUMN_NAMES, runningAt, toHoldAt } from "./SqlHoldStore.ts"
 import { instant, instantOrNull, int, intOrNull, json, textOrNull, toDate } from "./Rows.ts"
 
 /*
@@ -65,6 +65,9 @@ const COLUMN = Object.fromEntries(LISTING_COLUMNS.map((name, index) => [name, in
 
 /** What a page's first statement reads of each row: enough to find the row in the cache. */
 const VERSION_COLUMNS = ["id", "updated_at", "discovered_at"] as const
+
+/** The running hold a page statement joins, in `toHoldAt`'s order, named apart from the listing's columns. */
+const JOINED_HOLD_COLUMNS = HOLD_COLUMN_NAMES.map((name) => `h.${name} AS h_${name}`).join(", ")
 
 type Row = Record<string, unknown>
 /** A row read with `.values`: its columns in the order of the statement's select list. */
@@ -303,9 +306,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     const revealedBy = revealers.length === 0
       ? sql.literal("'{}'::text[]")
       : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${revealers}::text[]))`
-    return sql`SELECT l.*, ${revealedBy} AS revealed_by,
-        h.id AS h_id, h.listing_id AS h_listing_id, h.account_id AS h_account_id, h.held_at AS h_held_at,
-        h.expires_at AS h_expires_at, h.extended AS h_extended, h.ended_at AS h_ended_at, h.outcome AS h_outcome
+    return sql`SELECT l.*, ${revealedBy} AS revealed_by, ${sql.literal(JOINED_HOLD_COLUMNS)}
       FROM (${select}) AS l
       LEFT JOIN LATERAL (SELECT * FROM holds
         WHERE listing_id = l.id AND ${runningAt(sql, opaque(reader.at))}
