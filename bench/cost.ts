@@ -9,7 +9,7 @@
  * BENCH_DATABASE (dropshelf_bench_1000000), BENCH_PLAN (business), BENCH_FROM (`bundle`, the
  * build a deployment runs, or `sources`).
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { postgresPids, ticksOf } from "./proc.ts"
 import { keyFor, load, startServer, stop } from "./server.ts"
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000)
@@ -19,27 +19,7 @@ const FROM = process.env.BENCH_FROM === "sources" ? "sources" : "bundle"
 const PORT = 18_099
 const paths = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ["/api/v1/domains"]
 
-/** utime + stime of a process, in clock ticks (100 per second here). */
-const ticksOf = (pid: number | string): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0 // exited meanwhile
-  }
-}
-
-const postgresTicks = () => {
-  let total = 0
-  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") total += ticksOf(pid)
-    } catch {
-      // gone
-    }
-  }
-  return total
-}
+const postgresTicks = () => postgresPids().reduce((total, pid) => total + ticksOf(pid), 0)
 
 const key = keyFor(DATABASE, PLAN)
 const server = await startServer(DATABASE, PORT, { from: FROM })

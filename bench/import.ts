@@ -9,11 +9,12 @@
  * Environment: DATABASE_URL (the server, as for `npm run bench`).
  */
 import { execFileSync, spawn } from "node:child_process"
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { createWriteStream, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { seedLines } from "../apps/cli/src/Seed.ts"
 import { databaseUrl, psql } from "./postgres.ts"
+import { postgresPids, ticksOf } from "./proc.ts"
 import { cli } from "./server.ts"
 
 const ROWS = Number(process.argv[2] ?? 200_000)
@@ -27,26 +28,6 @@ const configurations: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = 
   ["all but the trigram GIN", ["listings_search"]],
   ["the primary key only", ["listings_search", ...FILTER_INDEXES]]
 ]
-
-/** utime + stime of a process, in clock ticks (100 per second here); 0 once it is gone. */
-const ticksOf = (pid: string): number => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0
-  }
-}
-
-const postgresPids = () =>
-  readdirSync("/proc").filter((name) => {
-    if (!/^\d+$/.test(name)) return false
-    try {
-      return readFileSync(`/proc/${name}/comm`, "utf8").trim() === "postgres"
-    } catch {
-      return false
-    }
-  })
 
 const work = mkdtempSync(join(tmpdir(), "dropshelf-import-"))
 const file = join(work, "import.ndjson")

@@ -1,0 +1,23 @@
+/** CPU time of processes, read from /proc (Linux), for the benchmarks that report CPU per request or per row. */
+import { readdirSync, readFileSync } from "node:fs"
+
+/** utime + stime of a process, in clock ticks (100 per second here); 0 once it is gone. */
+export const ticksOf = (pid: number | string): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0 // exited meanwhile
+  }
+}
+
+/** The pids of every PostgreSQL process: the postmaster, its helpers and the backends. */
+export const postgresPids = (): Array<string> =>
+  readdirSync("/proc").filter((name) => {
+    if (!/^\d+$/.test(name)) return false
+    try {
+      return readFileSync(`/proc/${name}/comm`, "utf8").trim() === "postgres"
+    } catch {
+      return false // gone
+    }
+  })
