@@ -3,10 +3,11 @@
  *
  * A busy server finishes tens of requests in one turn (all those one shared statement
  * answered), and a synchronous write to stdout per access-log line was ~4 % of a default page's
- * CPU (docs/performance.md). Lines keep their order. What is buffered is written on the next
- * turn (`setImmediate`), at once when it passes `maxBufferedChars`, and at exit: a process that
- * ends normally, by `process.exit` or an uncaught error loses none. One killed outright
- * (SIGKILL) loses at most the lines of its last turn.
+ * CPU (docs/performance.md). Each line is given without its newline, and lines keep their
+ * order. What is buffered is written on the next turn (`setImmediate`), at once when it passes
+ * `maxBufferedChars`, and at exit: a process that ends normally, by `process.exit` or an
+ * uncaught error loses none. One killed outright (SIGKILL) loses at most the lines of its last
+ * turn.
  */
 export const batchedLines = (
   write: (text: string) => void,
@@ -37,7 +38,7 @@ export const batchedLines = (
       exitHooked = true
       options.atExit?.(flush)
     }
-    pending.push(line.endsWith("\n") ? line : `${line}\n`)
+    pending.push(`${line}\n`)
     pendingChars += line.length + 1
     if (pendingChars >= maxBufferedChars) {
       flush()
