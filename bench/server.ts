@@ -8,16 +8,21 @@
  * instead, as `npx dropshelf serve` does.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { build } from "../scripts/build.ts"
 import { databaseUrl } from "./postgres.ts"
 
 const node = process.execPath
 const root = join(import.meta.dirname, "..")
-/** The CLI from its TypeScript sources, and as the bundle a deployment runs (built on import). */
+/**
+ * The CLI from its TypeScript sources, and as the bundle a deployment runs: built on import,
+ * unless BENCH_BUNDLE names one built before (to compare two builds, each copied inside the
+ * repository so that it finds node_modules: `BENCH_BUNDLE=dist-a/dropshelf.js`).
+ */
 export const sources = join(root, "apps", "cli", "src", "main.ts")
-await build(join(root, "dist"))
-export const cli = join(root, "dist", "dropshelf.js")
+const given = process.env.BENCH_BUNDLE
+if (given === undefined) await build(join(root, "dist"))
+export const cli = given === undefined ? join(root, "dist", "dropshelf.js") : resolve(given)
 
 /** One CLI command on `databaseName`, its `--json` output parsed. */
 export const dropshelf = (databaseName: string, args: ReadonlyArray<string>) =>
