@@ -108,4 +108,73 @@ describe("ListingJson", () => {
       assert.deepStrictEqual(JSON.parse(first), encodePage(Listing.toPageView(readerPage)))
     }))
   })
+
+  it("utf8Of is the UTF-8 of the pieces joined, whatever their characters and sizes", () => {
+    // Whole code points: the JSON pieces are JSON.stringify output, which never ends in half a pair.
+    const piece = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 400 }),
+      fc.string({ unit: fc.constantFrom("a", "é", "€", "😀", "\u0000"), maxLength: 2000 })
+    )
+    fc.assert(fc.property(fc.array(piece, { maxLength: 20 }), (pieces) => {
+      assert.deepStrictEqual(ListingJson.utf8Of(pieces), new TextEncoder().encode(pieces.join("")))
+    }), { numRuns: 500 })
+  })
+
+  /** What a reader could be told differently about a page, one change at a time. */
+  const changeOf = (readerPage: Listing.ReaderPage): fc.Arbitrary<Listing.ReaderPage> => {
+    const changes: Array<fc.Arbitrary<Listing.ReaderPage>> = [
+      fc.option(fc.string({ maxLength: 40 }), { nil: null })
+        .filter((cursor) => cursor !== readerPage.nextCursor)
+        .map((nextCursor) => ({ ...readerPage, nextCursor })),
+      instant.filter((at) => at !== readerPage.syncedAt).map((syncedAt) => ({ ...readerPage, syncedAt })),
+      row.map((added) => ({ ...readerPage, rows: [...readerPage.rows, added] }))
+    ]
+    if (readerPage.rows.length > 0) {
+      const at = fc.nat({ max: readerPage.rows.length - 1 })
+      const withRow = (index: number, changed: Listing.ReaderRow) => ({
+        ...readerPage,
+        rows: readerPage.rows.map((existing, position) => (position === index ? changed : existing))
+      })
+      changes.push(
+        // Another version of the row's listing: a new record object, as a store hands back.
+        fc.tuple(at, instant).map(([index, updatedAt]) => {
+          const existing = readerPage.rows[index]!
+          return withRow(index, { ...existing, listing: { ...existing.listing, updatedAt } } as Listing.ReaderRow)
+        }),
+        // The same listing told differently: disclosed, held, or held until another time.
+        fc.tuple(at, reader).map(([index, view]) => {
+          const existing = readerPage.rows[index]!
+          return withRow(index, { _tag: "Listing", listing: existing.listing, reader: view })
+        })
+      )
+    }
+    return fc.oneof(...changes)
+  }
+
+  const textOf = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
+
+  it("pageJsonBytes is the UTF-8 of pageJson, rendered anew or remembered, kept or not", () => {
+    fc.assert(fc.property(page, fc.boolean(), (readerPage, keep) => {
+      const expected = ListingJson.pageJson(readerPage)
+      assert.strictEqual(textOf(ListingJson.pageJsonBytes(readerPage, { keep })), expected)
+      assert.strictEqual(textOf(ListingJson.pageJsonBytes({ ...readerPage, rows: [...readerPage.rows] }, { keep })), expected)
+    }))
+  })
+
+  it("a remembered page is not served for one that differs in any record, reader answer, cursor or watermark", () => {
+    fc.assert(fc.property(page.chain((readerPage) => fc.tuple(fc.constant(readerPage), changeOf(readerPage))), ([readerPage, changed]) => {
+      ListingJson.pageJsonBytes(readerPage)
+      assert.strictEqual(textOf(ListingJson.pageJsonBytes(changed)), ListingJson.pageJson(changed))
+    }))
+  })
+
+  it("the same records told the same way get the bytes already rendered; a since page (keep: false) is rendered each time", () => {
+    fc.assert(fc.property(page, (readerPage) => {
+      const first = ListingJson.pageJsonBytes(readerPage)
+      // Another request's page: new row objects around the same records.
+      const again = { ...readerPage, rows: readerPage.rows.map((existing) => ({ ...existing })) }
+      assert.strictEqual(ListingJson.pageJsonBytes(again), first)
+      assert.notStrictEqual(ListingJson.pageJsonBytes(again, { keep: false }), first)
+    }))
+  })
 })

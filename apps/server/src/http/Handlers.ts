@@ -42,35 +42,7 @@ const AccountHandlers = HttpApiBuilder.group(
  * black-box response is validated against the OpenAPI document), without building a view per
  * row per request (docs/performance.md).
  */
-const renderedJson = (parts: ReadonlyArray<string>) =>
-  HttpServerResponse.uint8Array(utf8Of(parts), { contentType: "application/json" })
-
-const encoder = new TextEncoder()
-
-/**
- * The UTF-8 of `parts` joined, encoded piece by piece into one buffer: no page-sized string is
- * made (see `ListingJson.pageJsonParts`) and the bytes are written as they are.
- */
-export const utf8Of = (parts: ReadonlyArray<string>): Uint8Array => {
-  let chars = 0
-  for (const part of parts) chars += part.length
-  // JSON here is nearly all ASCII: one byte a character, more room only when a name needs it.
-  let bytes = new Uint8Array(chars + 256)
-  let used = 0
-  for (const part of parts) {
-    let read = 0
-    while (true) {
-      const step = encoder.encodeInto(read === 0 ? part : part.slice(read), bytes.subarray(used))
-      read += step.read
-      used += step.written
-      if (read >= part.length) break
-      const larger = new Uint8Array(bytes.length * 2)
-      larger.set(bytes.subarray(0, used))
-      bytes = larger
-    }
-  }
-  return bytes.subarray(0, used)
-}
+const renderedJson = (bytes: Uint8Array) => HttpServerResponse.uint8Array(bytes, { contentType: "application/json" })
 
 const DomainsHandlers = HttpApiBuilder.group(
   DropshelfApi,
@@ -81,17 +53,17 @@ const DomainsHandlers = HttpApiBuilder.group(
       list: ({ request }) =>
         withCaller(({ caller }) => {
           const query = rawQueryOf(request.url)
-          // A since run shows each listing once: its JSON is not worth keeping (ListingJson).
+          // A since run shows each listing once: neither its JSON nor the page's is worth keeping (ListingJson).
           const options = { keep: query.since === undefined }
           return directory.readPage(caller, query).pipe(
-            Effect.map((page) => renderedJson(ListingJson.pageJsonParts(page, options))),
+            Effect.map((page) => renderedJson(ListingJson.pageJsonBytes(page, options))),
             refuseAs("read")
           )
         }),
       get: ({ params }) =>
         withCaller(({ caller }) =>
           directory.read(caller, params.id).pipe(
-            Effect.map((row) => renderedJson([ListingJson.rowJson(row)])),
+            Effect.map((row) => renderedJson(ListingJson.utf8Of([ListingJson.rowJson(row)]))),
             refuseAs("read")
           )),
       reveal: ({ params }) =>

@@ -65,3 +65,89 @@ export const pageJsonParts = (page: ReaderPage, options: RenderOptions = {}): Ar
 
 /** The JSON of `toPageView(page)`. */
 export const pageJson = (page: ReaderPage, options: RenderOptions = {}): string => pageJsonParts(page, options).join("")
+
+const encoder = new TextEncoder()
+
+/**
+ * The UTF-8 of `parts` joined, encoded piece by piece into one buffer: no page-sized string is
+ * made (see `pageJsonParts`) and the bytes can be written as they are.
+ */
+export const utf8Of = (parts: ReadonlyArray<string>): Uint8Array => {
+  let chars = 0
+  for (const part of parts) chars += part.length
+  // JSON here is nearly all ASCII: one byte a character, more room only when a name needs it.
+  let bytes = new Uint8Array(chars + 256)
+  let used = 0
+  for (const part of parts) {
+    let read = 0
+    while (true) {
+      const step = encoder.encodeInto(read === 0 ? part : part.slice(read), bytes.subarray(used))
+      read += step.read
+      used += step.written
+      if (read >= part.length) break
+      const larger = new Uint8Array(bytes.length * 2)
+      larger.set(bytes.subarray(0, used))
+      bytes = larger
+    }
+  }
+  return bytes.subarray(0, used)
+}
+
+/** Whether two pages' rows render the same: the same record objects, told the same to their readers. */
+const sameRows = (rows: ReadonlyArray<ReaderRow>, others: ReadonlyArray<ReaderRow>): boolean => {
+  if (rows.length !== others.length) return false
+  for (let index = 0; index < rows.length; index++) {
+    const row = rows[index]!
+    const other = others[index]!
+    if (row.listing !== other.listing || row._tag !== other._tag) return false
+    if (row._tag === "Listing" && other._tag === "Listing") {
+      const reader = row.reader
+      const otherReader = other.reader
+      if (
+        reader.disclosed !== otherReader.disclosed || reader.holdState !== otherReader.holdState ||
+        reader.holdExpiresAt !== otherReader.holdExpiresAt
+      ) return false
+    }
+  }
+  return true
+}
+
+interface RenderedPage {
+  readonly page: ReaderPage
+  readonly bytes: Uint8Array
+}
+
+/** Pages rendered with `keep`, most recently used first. */
+const renderedPages: Array<RenderedPage> = []
+/** How many rendered pages are remembered: 16 default pages are ~550 KB. */
+export const RENDERED_PAGES = 16
+
+/**
+ * The UTF-8 of `pageJson(page, options)`. With `keep` (the default), the last pages rendered
+ * are remembered: a page with the same record objects, each told the same to its reader, the
+ * same cursor and the same watermark gets the same bytes back, not a new rendering. Under load
+ * most page requests are a few pages read again and again, and rendering one (~35 KB) was
+ * 15-20 % of a list request's server time (docs/performance.md). The bytes may be shared by
+ * several callers: do not modify them.
+ */
+export const pageJsonBytes = (page: ReaderPage, options: RenderOptions = {}): Uint8Array => {
+  const keep = options.keep ?? true
+  if (!keep) return utf8Of(pageJsonParts(page, options))
+  for (let index = 0; index < renderedPages.length; index++) {
+    const rendered = renderedPages[index]!
+    if (
+      rendered.page.syncedAt === page.syncedAt && rendered.page.nextCursor === page.nextCursor &&
+      sameRows(rendered.page.rows, page.rows)
+    ) {
+      if (index > 0) {
+        renderedPages.splice(index, 1)
+        renderedPages.unshift(rendered)
+      }
+      return rendered.bytes
+    }
+  }
+  const bytes = utf8Of(pageJsonParts(page, options))
+  renderedPages.unshift({ page, bytes })
+  if (renderedPages.length > RENDERED_PAGES) renderedPages.pop()
+  return bytes
+}
