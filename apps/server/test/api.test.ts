@@ -466,6 +466,29 @@ for (const adapter of adapters) {
     })
 
     describe("holds", () => {
+      it("a page read again after a reveal, a hold and its end shows each change, to its reader and to others", async () => {
+        const pro = await account(server, "pro", "page-changes")
+        const other = await account(server, "pro", "page-changes-other")
+        const id = ids.regular[9]!
+        // The same page each time: the server may answer a page it rendered recently, never a stale one.
+        const rowOn = async (secret: string) => {
+          const page = await call(server, "GET", "/api/v1/domains?category=tech&limit=250", { key: secret })
+          expect(page.status).toBe(200)
+          return page.body.data.find((row: { id: string }) => row.id === id)
+        }
+        for (let read = 0; read < 2; read++) {
+          expect(await rowOn(pro.secret)).toMatchObject({ domain: null, name_disclosed: false, hold_state: "none", hold_expires_at: null })
+        }
+        const revealed = await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: pro.secret })
+        expect(await rowOn(pro.secret)).toMatchObject({ domain: revealed.body.domain, name_disclosed: true, hold_state: "none" })
+        const held = await call(server, "POST", `/api/v1/domains/${id}/hold`, { key: pro.secret })
+        expect(await rowOn(pro.secret)).toMatchObject({ hold_state: "mine", hold_expires_at: held.body.hold.expires_at })
+        expect(await rowOn(other.secret)).toMatchObject({ domain: null, hold_state: "other", hold_expires_at: held.body.hold.expires_at })
+        await call(server, "DELETE", `/api/v1/holds/${held.body.hold.id}`, { key: pro.secret })
+        expect(await rowOn(pro.secret)).toMatchObject({ domain: revealed.body.domain, hold_state: "none", hold_expires_at: null })
+        expect(await rowOn(other.secret)).toMatchObject({ domain: null, hold_state: "none", hold_expires_at: null })
+      })
+
       it("hold, hold again, list, extend once, end, cooldown", async () => {
         const pro = await account(server, "pro", "holds")
         const id = ids.regular[12]!
