@@ -120,7 +120,7 @@ interface RenderedPage {
 /** Pages rendered with `keep`, most recently used first. */
 const renderedPages: Array<RenderedPage> = []
 /** How many rendered pages are remembered: 16 default pages are ~550 KB. */
-export const RENDERED_PAGES = 16
+const RENDERED_PAGES = 16
 
 /**
  * The UTF-8 of `pageJson(page, options)`. With `keep` (the default), the last pages rendered
