@@ -39,7 +39,7 @@ export const build = async (outdir: string, options: { readonly sourcesAsOf?: nu
     newestSourceMs: options.sourcesAsOf ?? newestSourceMs(root) ?? 0
   }
   return esbuild.build({
-    entryPoints: { dropshelf: join(root, "apps/cli/src/main.ts") },
+    entryPoints: { dropshelf: join(root, "apps/cli/src/launch.ts") },
     outdir,
     bundle: true,
     splitting: true,

@@ -1,12 +1,10 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect, Exit, Layer, Logger } from "effect"
-import { resolve } from "node:path"
 import { CliOutput } from "effect/cli"
 import { run } from "./Cli.ts"
 import { ExitCode, reportCause } from "./Failure.ts"
 import { stopsOnSignal } from "./Serve.ts"
-import { type BuildRecord, staleWarning } from "./Staleness.ts"
 
 /*
  * The process around the command tree: stdout carries only results, every failure becomes one
@@ -20,14 +18,6 @@ const presenter = CliOutput.layerPresenter({
 })
 
 const logsToStderr = Layer.succeed(Logger.LogToStderr, true)
-
-/** Set by `npm run build` in the bundle only; the sources leave it undeclared. */
-declare const DROPSHELF_BUILD: BuildRecord | undefined
-
-if (typeof DROPSHELF_BUILD !== "undefined") {
-  const warning = staleWarning(resolve(import.meta.dirname, DROPSHELF_BUILD.root), DROPSHELF_BUILD)
-  if (warning !== undefined) process.stderr.write(`${warning}\n`)
-}
 
 const program = run.pipe(
   Effect.provide(Layer.mergeAll(NodeServices.layer, presenter, logsToStderr)),
