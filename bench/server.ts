@@ -19,7 +19,7 @@ const root = join(import.meta.dirname, "..")
  * unless BENCH_BUNDLE names one built before (to compare two builds, each copied inside the
  * repository so that it finds node_modules: `BENCH_BUNDLE=dist-a/dropshelf.js`).
  */
-export const sources = join(root, "apps", "cli", "src", "main.ts")
+export const sources = join(root, "apps", "cli", "src", "launch.ts")
 const given = process.env.BENCH_BUNDLE
 if (given === undefined) await build(join(root, "dist"))
 export const cli = given === undefined ? join(root, "dist", "dropshelf.js") : resolve(given)
