@@ -1,5 +1,5 @@
 import fc from "fast-check"
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "../../../scripts/build.ts"
@@ -72,10 +72,7 @@ const outdir = join(repoRoot, "dist", `test-young-${process.pid}-${Date.now().to
 
 describe.skipIf(!existsSync("/proc/self/cmdline"))("a serving process (read from /proc)", () => {
   beforeAll(() => build(outdir), 120_000)
-  afterAll(async () => {
-    const { rmSync } = await import("node:fs")
-    rmSync(outdir, { recursive: true, force: true })
-  })
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }))
 
   const serveAndRead = async (via: { executable: string; script: string }, env: Record<string, string> = {}) => {
     const target = embeddedTarget()
