@@ -4,6 +4,7 @@
  * The last test checks every exchange of the run against the served OpenAPI document.
  */
 import { Validator } from "@seriousme/openapi-schema-validator"
+import * as http from "node:http"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Operators } from "@dropshelf/core"
@@ -309,6 +310,32 @@ for (const adapter of adapters) {
         expect(both.status).toBe(400)
         expect(both.body.error.message).toContain("sort")
         expect(both.body.error.message).toContain("since")
+      })
+
+      it("refuses a value carrying a '#' from the request line by name, as any other", async () => {
+        // fetch never sends a fragment; Node's server passes one through, so speak HTTP directly.
+        const key = await account(server, "business", "fragment")
+        const raw = (path: string) =>
+          new Promise<{ readonly status: number; readonly body: any }>((resolve, reject) => {
+            const request = http.get(`${server.base}/`, { path, headers: { authorization: `Bearer ${key.secret}` } }, (response) => {
+              let text = ""
+              response.setEncoding("utf8")
+              response.on("data", (chunk: string) => text += chunk)
+              response.on("end", () => resolve({ status: response.statusCode!, body: JSON.parse(text) }))
+            })
+            request.on("error", reject)
+          })
+        expect((await raw("/api/v1/domains?limit=1&spam=low")).status).toBe(200)
+        for (const [path, parameter, accepts] of [
+          ["/api/v1/domains?limit=1&spam=low#top", "spam", "low, moderate"],
+          ["/api/v1/domains?spam=low&limit=1#spam=bad", "limit", "limit"]
+        ] as const) {
+          const refused = await raw(path)
+          expect(refused.status, path).toBe(400)
+          expectEnvelope(refused.body, "invalid_request")
+          expect(refused.body.error.parameter, path).toBe(parameter)
+          expect(refused.body.error.message, path).toContain(accepts)
+        }
       })
 
       it("refuses an edited cursor and one of another ordering", async () => {

@@ -7,6 +7,7 @@ import { ApiKey, ListQuery } from "@dropshelf/core"
 import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
 import { stdoutLines } from "./LineWriter.ts"
+import { rawQueryOf } from "./RawQuery.ts"
 
 /*
  * The HTTP boundary around every route: CORS and the preflight, 405 with `Allow`, the body
@@ -97,12 +98,7 @@ const pointedParameter = (issue: SchemaIssue.Issue): string | undefined => {
 const undecodable = (error: HttpApiError.HttpApiSchemaError, request: HttpServerRequest.HttpServerRequest) => {
   if (error.kind === "Query" && matchPath(pathnameOf(request.url))?.template === `${API_PREFIX}/domains`) {
     // The core is the one reader of list parameters: its refusal names the parameter and what it accepts.
-    const query: Record<string, string | Array<string>> = {}
-    for (const [name, value] of new URL(request.url, "http://local").searchParams) {
-      const existing = query[name]
-      query[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value]
-    }
-    const decoded = ListQuery.decodeListQuery(query)
+    const decoded = ListQuery.decodeListQuery(rawQueryOf(request.url))
     if (Result.isFailure(decoded)) {
       return errorResponse(400, { code: "invalid_request", message: decoded.failure.message, parameter: decoded.failure.parameter })
     }

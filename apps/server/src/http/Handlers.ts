@@ -1,25 +1,11 @@
 import { Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
-import { Directory, ListingJson, type ListQuery } from "@dropshelf/core"
+import { Directory, ListingJson } from "@dropshelf/core"
 import { CurrentCaller, DropshelfApi } from "../api/Api.ts"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
-
-/**
- * Every query parameter as sent, repeated ones as arrays: the core's `ListQuery` is the one
- * reader of `GET /domains` parameters, so its messages are the ones callers see.
- */
-export const rawQueryOf = (url: string): ListQuery.RawQuery => {
-  const query: Record<string, string | Array<string>> = {}
-  const search = url.indexOf("?")
-  if (search === -1) return query
-  for (const [name, value] of new URLSearchParams(url.slice(search + 1))) {
-    const existing = query[name]
-    query[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value]
-  }
-  return query
-}
+import { rawQueryOf } from "./RawQuery.ts"
 
 /** The caller the key middleware resolved for this request. */
 const withCaller = <A, E, R>(
