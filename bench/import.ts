@@ -6,6 +6,12 @@
  * sampled every 50 ms while it runs). Dropping indexes here only measures what they cost: the
  * service keeps them all (docs/performance.md, "What limits the numbers now").
  *
+ * Then what Postgres alone spends a row with no statement to parse: the imported rows put back
+ * into `listings` by `INSERT … SELECT` (every index kept up row by row, as any import does), and
+ * against that a bulk load, as a mode that builds the indexes after loading an empty directory
+ * would do it: `COPY` into a table with no index nor trigger, then each of the listings'
+ * indexes built on it (psql's own timings, one session).
+ *
  * Environment: DATABASE_URL (the server, as for `npm run bench`).
  */
 import { execFileSync, spawn } from "node:child_process"
@@ -85,4 +91,46 @@ for (const [name, drop] of configurations) {
   const { importMicros, postgresMicros, rate } = await measure(drop)
   console.log(`| ${name} | ${rate.toFixed(0)} | ${postgresMicros.toFixed(0)} | ${importMicros.toFixed(0)} |`)
 }
+
+/** Each step's time in ms, from one psql session with `\timing`, in the order they ran. */
+const timed = (statements: ReadonlyArray<string>, database: string): Array<number> => {
+  const output = execFileSync("psql", [databaseUrl(database), "-qX", "-v", "ON_ERROR_STOP=1"], {
+    input: ["\\timing on", ...statements].join("\n"),
+    encoding: "utf8"
+  })
+  return [...output.matchAll(/^Time: ([\d.]+) ms/gm)].map((match) => Number(match[1]))
+}
+
+const floor = () => {
+  psql(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
+  psql(`CREATE DATABASE ${DATABASE}`)
+  const env = { ...process.env, DATABASE_URL: databaseUrl(DATABASE) }
+  execFileSync(process.execPath, [cli, "migrate", "--json"], { env })
+  execFileSync(process.execPath, [cli, "import", file, "--json"], { env })
+  const rows = Number(psql("SELECT count(*) FROM listings", DATABASE))
+  const copied = join(work, "listings.copy")
+  psql("CREATE TABLE staged AS SELECT * FROM listings; TRUNCATE listings", DATABASE)
+  psql(`\\copy staged TO '${copied}'`, DATABASE)
+  const indexes = psql("SELECT indexname || '|' || indexdef FROM pg_indexes WHERE tablename = 'listings' ORDER BY indexname", DATABASE)
+    .split("\n")
+    .map((line) => {
+      const [name, definition] = line.split("|") as [string, string]
+      return { name, build: definition.replace(`INDEX ${name} ON public.listings`, `INDEX bulk_${name} ON public.bulk`) }
+    })
+  const [incremental] = timed(["INSERT INTO listings SELECT * FROM staged;"], DATABASE)
+  psql("CREATE TABLE bulk (LIKE listings INCLUDING DEFAULTS)", DATABASE)
+  const [copy, ...builds] = timed([`\\copy bulk FROM '${copied}'`, ...indexes.map((index) => `${index.build};`)], DATABASE)
+  psql(`DROP DATABASE ${DATABASE} WITH (FORCE)`)
+  const perRow = (ms: number) => ((ms * 1000) / rows).toFixed(1)
+  const total = copy! + builds.reduce((sum, ms) => sum + ms, 0)
+  console.log(`\nPostgres alone, the same ${rows} rows with no statement to parse (µs a row, psql's timings):`)
+  console.log("| step | µs/row |")
+  console.log("| --- | ---: |")
+  console.log(`| INSERT … SELECT into listings, every index and the trigger kept up row by row | ${perRow(incremental!)} |`)
+  console.log(`| COPY into a table with no index nor trigger | ${perRow(copy!)} |`)
+  indexes.forEach((index, i) => console.log(`| then build ${index.name} | ${perRow(builds[i]!)} |`))
+  console.log(`| bulk load in all (COPY, then every index built) | ${perRow(total)} |`)
+}
+
+floor()
 rmSync(work, { recursive: true, force: true })
