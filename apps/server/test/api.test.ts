@@ -297,7 +297,8 @@ for (const adapter of adapters) {
           ["since=yesterday", "since", "ISO 8601"],
           ["cursor=not-a-cursor", "cursor", "next_cursor"],
           ["category=no-such-category", "category", "no-such-category"],
-          ["spam=low&spam=moderate", "spam", "once"]
+          ["spam=low&spam=moderate", "spam", "once"],
+          ["q=a%00b", "q", "NUL"]
         ]
         for (const [query, parameter, accepts] of cases) {
           const response = await call(server, "GET", `/api/v1/domains?${query}`, { key: key.secret })
@@ -555,7 +556,7 @@ for (const adapter of adapters) {
         expect(twice.body.error.hold_code).toBe("ALREADY_EXTENDED")
 
         const stranger = await account(server, "pro", "stranger")
-        for (const [method, path] of [["POST", `/api/v1/holds/${holdId}/extend`], ["DELETE", `/api/v1/holds/${holdId}`], ["POST", "/api/v1/holds/nope/extend"], ["DELETE", "/api/v1/holds/nope"]] as const) {
+        for (const [method, path] of [["POST", `/api/v1/holds/${holdId}/extend`], ["DELETE", `/api/v1/holds/${holdId}`], ["POST", "/api/v1/holds/nope/extend"], ["DELETE", "/api/v1/holds/nope"], ["POST", "/api/v1/holds/h_%00/extend"], ["DELETE", "/api/v1/holds/%00"]] as const) {
           const response = await call(server, method, path, { key: stranger.secret })
           expect(response.status, `${method} ${path} ${JSON.stringify(response.body)}`).toBe(404)
           expectEnvelope(response.body, "not_found")

@@ -197,6 +197,15 @@ describe("q", () => {
     assert.strictEqual(error.parameter, "q")
     assert.include(error.message, "200")
   })
+
+  it("refuses search text holding the NUL character, which no listing holds, naming q", () => {
+    fc.assert(fc.property(fc.string(), fc.string(), (before, after) => {
+      fc.pre(`${before}\u0000${after}`.trim().length <= 200)
+      const error = refusal({ q: `${before}\u0000${after}` })
+      assert.strictEqual(error.parameter, "q")
+      assert.include(error.message, "NUL")
+    }))
+  })
 })
 
 describe("category and source", () => {

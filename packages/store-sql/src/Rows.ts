@@ -50,3 +50,6 @@ export const sqlState = (error: unknown): string | undefined => {
   }
   return undefined
 }
+
+/** Whether Postgres text can hold `value`: it cannot hold U+0000, so a key with it names no row. */
+export const storable = (value: string): boolean => !value.includes("\u0000")

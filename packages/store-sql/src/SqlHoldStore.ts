@@ -3,7 +3,7 @@ import { Effect, Layer, Result, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
-import { instant, instantOrNull, int, sqlState, toDate } from "./Rows.ts"
+import { instant, instantOrNull, int, sqlState, storable, toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
 
 /*
@@ -122,10 +122,12 @@ export const make = Effect.gen(function*() {
     )
 
   const findOwn = (accountId: string, holdId: string) =>
-    sql<Row>`SELECT ${columns} FROM holds WHERE id = ${holdId} AND account_id = ${accountId}`.pipe(
-      Effect.map((rows) => (rows[0] === undefined ? undefined : toHold(rows[0]))),
-      Effect.orDie
-    )
+    storable(holdId)
+      ? sql<Row>`SELECT ${columns} FROM holds WHERE id = ${holdId} AND account_id = ${accountId}`.pipe(
+        Effect.map((rows) => (rows[0] === undefined ? undefined : toHold(rows[0]))),
+        Effect.orDie
+      )
+      : Effect.succeed(undefined)
 
   /** Why a conditional update matched nothing, in the core's words. */
   const refusal = <E>(
@@ -144,6 +146,7 @@ export const make = Effect.gen(function*() {
 
   const extend = (request: { readonly accountId: string; readonly holdId: string; readonly now: Time.Instant; readonly extensionMs: number }) =>
     Effect.gen(function*() {
+      if (!storable(request.holdId)) return yield* new Errors.HoldNotFound({ holdId: request.holdId })
       const rows = yield* sql<Row>`UPDATE holds
         SET expires_at = expires_at + make_interval(secs => ${request.extensionMs / 1000}::float8), extended = true
         WHERE id = ${request.holdId} AND account_id = ${request.accountId}
@@ -155,6 +158,7 @@ export const make = Effect.gen(function*() {
 
   const end = (request: { readonly accountId: string; readonly holdId: string; readonly now: Time.Instant; readonly outcome: Hold.HoldOutcome }) =>
     Effect.gen(function*() {
+      if (!storable(request.holdId)) return yield* new Errors.HoldNotFound({ holdId: request.holdId })
       const at = toDate(request.now)
       const rows = yield* sql<Row>`UPDATE holds SET ended_at = ${at}, outcome = ${request.outcome}
         WHERE id = ${request.holdId} AND account_id = ${request.accountId}

@@ -5,7 +5,7 @@ import type { Fragment } from "effect/sql/Statement"
 import * as ListingCache from "./ListingCache.ts"
 import * as SharedReads from "./SharedReads.ts"
 import { HOLD_COLUMN_NAMES, runningAt, toHoldAt } from "./SqlHoldStore.ts"
-import { instant, instantOrNull, int, intOrNull, json, textOrNull, toDate } from "./Rows.ts"
+import { instant, instantOrNull, int, intOrNull, json, storable, textOrNull, toDate } from "./Rows.ts"
 
 /*
  * Listings on Postgres. Every filter of `ListingFilter.matchesFilters` is one SQL condition
@@ -215,7 +215,10 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     }
     if (f.q !== undefined) {
       // search_text is already lower-cased by the core; LIKE then matches exactly as `includes`.
-      for (const term of ListingFilter.searchTerms(f.q)) where.push(sql`search_text LIKE ${containsPattern(term)}`)
+      // A term holding U+0000 occurs in no listing (Postgres text cannot hold it): it matches nothing.
+      for (const term of ListingFilter.searchTerms(f.q)) {
+        where.push(storable(term) ? sql`search_text LIKE ${containsPattern(term)}` : sql.literal("FALSE"))
+      }
     }
     if (f.referringDomainBands !== undefined) {
       const bands = f.referringDomainBands.map((band) => {

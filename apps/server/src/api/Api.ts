@@ -58,7 +58,7 @@ export const ListQueryParams = {
   citabilityMin: integerText("Minimum agent-citability score (0..100); rows with null citability are excluded."),
   featured: booleanText("`true`: only listings on the curated shelf; `false`: only those off it."),
   priceRange: Schema.optionalKey(Schema.Literals(Bands.PRICE_RANGES).annotate({ description: "Band over `estimated_value_cents`, whole dollars, lower bound inclusive." })),
-  q: text("Free-text search (1..200 characters) over the masked hint, tags, category and blurb. Never matches the real name."),
+  q: text("Free-text search (1..200 characters, without U+0000) over the masked hint, tags, category and blurb. Never matches the real name."),
   rd: text(`Referring-domain bands, comma-separated: ${Bands.REFERRING_DOMAIN_BANDS.join(", ")}. Rows with a null count are excluded.`),
   recommended: booleanText("`true`: only listings passing the recommended heuristic (categorised, a marquee linker, a score floor)."),
   rsMax: integerText("Maximum of the directory score's upper bound (0..100)."),

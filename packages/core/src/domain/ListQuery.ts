@@ -167,6 +167,11 @@ const parseQuery = (reader: Reader): ListQuery => {
     if (trimmed.length === 0 || trimmed.length > Q_MAX_LENGTH) {
       throw new InvalidRequest({ parameter: "q", message: `q accepts search text of 1 to ${Q_MAX_LENGTH} characters` })
     }
+    // No listing holds U+0000 (imports refuse it: Postgres cannot store it), so no term with it
+    // could match; refused by name rather than answered with an empty page.
+    if (trimmed.includes("\u0000")) {
+      throw new InvalidRequest({ parameter: "q", message: "q accepts search text without the NUL character (U+0000)" })
+    }
     filters.q = trimmed
   }
   const rd = reader.list(

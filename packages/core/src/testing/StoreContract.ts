@@ -178,6 +178,9 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.deepStrictEqual(byHint.rows.map((row) => row.id), ["QQQQQQQ1"])
         const wildcard = yield* store.page(pageRequest({ filters: { q: "%" } }))
         assert.deepStrictEqual(wildcard.rows, [])
+        // No listing holds U+0000 (imports refuse it), so a term with it matches nothing.
+        const nul = yield* store.page(pageRequest({ filters: { q: "crossing \u0000" } }))
+        assert.deepStrictEqual(nul.rows, [])
       })))
 
     it.live("the access delay hides rows discovered after visibleBefore", () =>
@@ -423,6 +426,19 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.deepStrictEqual(missing, new Errors.HoldNotFound({ holdId: "h_nosuch" }))
         assert.deepStrictEqual(yield* holds.findOwn("a2", hold.id), undefined)
         assert.strictEqual((yield* holds.findOwn("a1", hold.id))!.id, hold.id)
+      })))
+
+    it.live("an id holding the NUL character names no hold (no store can keep one)", () =>
+      run(Effect.gen(function*() {
+        const holds = yield* HoldStore
+        yield* acquire("a1", "NULHOLD1", T0)
+        for (const holdId of ["\u0000", "h_\u0000", "h_00000001\u0000"]) {
+          assert.strictEqual(yield* holds.findOwn("a1", holdId), undefined)
+          const extended = yield* Effect.flip(holds.extend({ accountId: "a1", holdId, now: T0, extensionMs: HOUR }))
+          assert.deepStrictEqual(extended, new Errors.HoldNotFound({ holdId }))
+          const ended = yield* Effect.flip(holds.end({ accountId: "a1", holdId, now: T0, outcome: "released" }))
+          assert.deepStrictEqual(ended, new Errors.HoldNotFound({ holdId }))
+        }
       })))
 
     it.live("an account's holds: running ones and those ended since a given time, newest first", () =>
