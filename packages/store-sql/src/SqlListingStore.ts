@@ -268,7 +268,9 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       where.push(sql`status = 'active'`, ...filters)
     } else {
       // Tombstones carry no metrics worth filtering on: a since run delivers every one.
-      where.push(sql`updated_at >= ${toDate(request.since)}`)
+      // The database stamps updated_at with its own clock, so no row predates 1970: an earlier
+      // since means the same, and years before 1 would not even reach PGlite (no year 0 there).
+      where.push(sql`updated_at >= ${toDate(Math.max(request.since, 0))}`)
       where.push(sql`status IN ('active', 'sold', 'blocked', 'delisted')`)
       if (filters.length > 0) where.push(sql`(status <> 'active' OR ${sql.and(filters)})`)
     }

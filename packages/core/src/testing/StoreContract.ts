@@ -214,6 +214,9 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         ])
         const later = yield* store.page(pageRequest({ since: Date.now() + DAY }))
         assert.deepStrictEqual(later.rows, [])
+        // The earliest instant a caller can write (year 0000) is a since like any other.
+        const earliest = yield* store.page(pageRequest({ since: Date.parse("0000-01-01T00:00:00.000Z"), limit: 250 }))
+        for (const id of ["SSSSSSS1", "SSSSSSS3", "SSSSSSS4"]) assert.include(earliest.rows.map((row) => row.id), id)
         const plain = yield* store.page(pageRequest())
         assert.deepStrictEqual(plain.rows.map((row) => row.id), ["SSSSSSS1", "SSSSSSS3"])
       })))
