@@ -6,6 +6,7 @@ import { createServer } from "node:http"
 import type { Directory, RateLimiter } from "@dropshelf/core"
 import { DropshelfApi } from "./api/Api.ts"
 import { boundary } from "./http/Boundary.ts"
+import { answerClientError } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
 import { McpRoute } from "./mcp/McpRoute.ts"
 
@@ -57,7 +58,7 @@ export const layer = (
       (app) => HttpServer.serve(boundary(app))
     )
   ).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, {
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer().on("clientError", answerClientError), {
       port: options.port,
       host: options.host ?? "127.0.0.1",
       gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(20)

@@ -5,6 +5,7 @@
  */
 import { Validator } from "@seriousme/openapi-schema-validator"
 import * as http from "node:http"
+import * as net from "node:net"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Operators } from "@dropshelf/core"
@@ -97,6 +98,37 @@ for (const adapter of adapters) {
           expect(response.headers.get("content-type")).toContain("application/json")
           expectEnvelope(response.body, "not_found")
           expect(response.headers.get("access-control-allow-origin")).toBe("*")
+        }
+      })
+
+      it("a request Node cannot parse is refused in the envelope too, and the connection closed", async () => {
+        const exchange = (request: string) =>
+          new Promise<string>((resolve, reject) => {
+            const url = new URL(server.base)
+            const socket = net.connect(Number(url.port), url.hostname, () => socket.write(request))
+            let received = ""
+            socket.setEncoding("latin1")
+            socket.on("data", (chunk: string) => received += chunk)
+            socket.on("close", () => resolve(received))
+            socket.on("error", reject)
+          })
+        const key = await account(server, "pro", "unparsable")
+        const broken: Array<[string, string, string]> = [
+          ["a broken request line", "400 Bad Request", "NOT HTTP AT ALL\r\n\r\n"],
+          [
+            "a bad chunk size",
+            "400 Bad Request",
+            `DELETE /api/v1/holds/abc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n`
+          ],
+          ["headers over 16 KB", "431 Request Header Fields Too Large", `GET /api/v1/me HTTP/1.1\r\nHost: x\r\nX-Padding: ${"p".repeat(17_000)}\r\n\r\n`]
+        ]
+        for (const [name, status, request] of broken) {
+          const response = await exchange(request)
+          const [head = "", body = ""] = response.split("\r\n\r\n")
+          expect(head.split("\r\n")[0], name).toBe(`HTTP/1.1 ${status}`)
+          expect(head.toLowerCase(), name).toContain("content-type: application/json")
+          expect(head.toLowerCase(), name).toContain("connection: close")
+          expectEnvelope(JSON.parse(body), "invalid_request")
         }
       })
 
