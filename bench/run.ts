@@ -9,8 +9,10 @@
  * The server is the bundle of `npm run build`, as deployed (bench/server.ts); idle RSS is also
  * given for the TypeScript sources run directly.
  *
- * Every mix is first run unsampled for BENCH_WARMUP seconds (2), so that the JIT and the heap
- * settle: the first mix after start-up measured ~20 % slower than the same mix later. Latency
+ * Every mix is first run unsampled for BENCH_WARMUP seconds (6), so that the JIT and the heap
+ * settle: the first mix after start-up measured ~20 % slower than the same mix later, and on a
+ * machine ~1.6× slower per instruction (seventh session) 2 s still left the first mix's p50
+ * 30-50 % above page 1 measured later in the same run. Latency
  * percentiles are exact (bench/load.ts), not autocannon's whole milliseconds. The since feed is
  * pulled twice: by the server that served the mixes, and by a fresh one.
  *
@@ -27,7 +29,7 @@ import { dropshelf, keyFor, load as loadFor, type LoadResult, startCeiling, star
 const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000)
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 6)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
 const work = mkdtempSync(join(tmpdir(), "dropshelf-bench-"))
