@@ -87,7 +87,9 @@ export const operatorSuite = (
       listing({ id: "impAAAA2", domain: "Upper.com" }),
       listing({ id: "impAAAA3", domain: "atlas-notes.co.uk", tier: "featured", featured_rank: 4, agent_citability: { score: 40, sources: ["x"] } }),
       listing({ id: "impAAAA4", domain: "ok.com", surprise: true }),
-      listing({ id: "impAAAA1", domain: "greenleaf-garden.com", estimated_value_cents: 13_000 })
+      listing({ id: "impAAAA1", domain: "greenleaf-garden.com", estimated_value_cents: 13_000 }),
+      // Over what an integer column holds: refused with its line, not a failed batch.
+      listing({ id: "impAAAA5", domain: "very-old-name.com", age_years: 3_000_000_000 })
     ].join("\n") + "\n")
 
     const report = await runJson(["import", file], on())
@@ -95,7 +97,7 @@ export const operatorSuite = (
     // Line 8 repeats line 1's id: the later line wins, as an update of the row line 1 inserted.
     expect(report.inserted).toBe(3)
     expect(report.updated).toBe(1)
-    expect(report.rejected.map((rejection: { line: number }) => rejection.line)).toEqual([2, 5, 7])
+    expect(report.rejected.map((rejection: { line: number }) => rejection.line)).toEqual([2, 5, 7, 9])
     for (const rejection of report.rejected) {
       expect(Object.keys(rejection).sort()).toEqual(["error", "line"])
       expect(rejection.error).not.toContain("\n")
@@ -103,6 +105,7 @@ export const operatorSuite = (
     }
     expect(report.rejected[0].error).toMatch(/JSON/)
     expect(report.rejected[1].error).toMatch(/domain/)
+    expect(report.rejected[3].error).toMatch(/age_years/)
 
     const again = await runJson(["import", "-"], { ...on(), input: listing({ id: "impAAAA3", domain: "atlas-notes.co.uk", tier: "open" }) + "\n" })
     expect(again).toEqual({ inserted: 0, updated: 1, rejected: [] })

@@ -7,6 +7,13 @@ import { type Instant, parseIsoInstant } from "./Time.ts"
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.NullOr(NonNegativeInt)
+/**
+ * Figures every store keeps as a 32-bit integer (Postgres `integer`): a larger one is refused
+ * with its line, where it would fail the whole batch in the database.
+ */
+const INT32_MAX = 2_147_483_647
+const SmallCount = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: INT32_MAX }))
+const Rank = Schema.Int.check(Schema.isBetween({ minimum: -INT32_MAX - 1, maximum: INT32_MAX }))
 const Percent = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100 }))
 const IsoInstant = Schema.String.check(
   Schema.makeFilter((text: string) => parseIsoInstant(text) !== undefined || "an ISO 8601 instant with an offset")
@@ -27,7 +34,7 @@ export const ImportLine = Schema.Struct({
   discovered_at: Schema.optionalKey(IsoInstant),
   estimated_value_cents: Schema.optionalKey(NonNegativeInt),
   category: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, { message: "expected a category code of letters, digits and _ . : -" })))),
-  age_years: Schema.optionalKey(Count),
+  age_years: Schema.optionalKey(Schema.NullOr(SmallCount)),
   backlinks: Schema.optionalKey(Count),
   referring_domains: Schema.optionalKey(Count),
   snapshots: Schema.optionalKey(Count),
@@ -38,8 +45,8 @@ export const ImportLine = Schema.Struct({
   tags: Schema.optionalKey(Schema.Array(Schema.String)),
   blurb: Schema.optionalKey(Schema.String),
   source: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/, { message: "expected a source code of letters, digits and _ . : -" }))),
-  agent_citability: Schema.optionalKey(Schema.NullOr(Schema.Struct({ score: NonNegativeInt, sources: Schema.Array(Schema.Unknown) }))),
-  featured_rank: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  agent_citability: Schema.optionalKey(Schema.NullOr(Schema.Struct({ score: SmallCount, sources: Schema.Array(Schema.Unknown) }))),
+  featured_rank: Schema.optionalKey(Schema.NullOr(Rank)),
   availability_checked_at: Schema.optionalKey(IsoInstant)
 })
 export type ImportLine = typeof ImportLine.Type

@@ -164,6 +164,36 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         }
       })))
 
+    it.live("keeps the largest figures an import accepts exactly", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const int32 = 2 ** 31 - 1
+        const edges = {
+          estimatedValueCents: Number.MAX_SAFE_INTEGER,
+          ageYears: int32,
+          backlinks: Number.MAX_SAFE_INTEGER,
+          referringDomains: Number.MAX_SAFE_INTEGER,
+          snapshots: Number.MAX_SAFE_INTEGER,
+          agentCitability: { score: int32, sources: [] },
+          featuredRank: -int32 - 1
+        }
+        yield* store.upsert([listingInput("EDGEEDG1", edges), listingInput("EDGEEDG2", { featuredRank: int32 })])
+        const stored = (yield* store.find("EDGEEDG1" as ListingId))!
+        assert.deepStrictEqual(
+          {
+            estimatedValueCents: stored.estimatedValueCents,
+            ageYears: stored.ageYears,
+            backlinks: stored.backlinks,
+            referringDomains: stored.referringDomains,
+            snapshots: stored.snapshots,
+            agentCitability: stored.agentCitability,
+            featuredRank: stored.featuredRank
+          },
+          edges
+        )
+        assert.strictEqual((yield* store.find("EDGEEDG2" as ListingId))!.featuredRank, int32)
+      })))
+
     it.live("q searches the mask hint, tags, category and blurb, never the real name", () =>
       run(Effect.gen(function*() {
         const store = yield* ListingStore
