@@ -398,5 +398,31 @@ describe("MCP endpoint", () => {
       expect(rest.status).toBe(429)
       await connected.close()
     })
+
+    it("a JSON-RPC batch counts every tool call it carries: it is no way around the limit", async () => {
+      await awayFromMinuteEdge()
+      const key = await account(server, "free", "mcp-batch")
+      const batch = (calls: number) =>
+        call(server, "POST", "/mcp", {
+          key: key.secret,
+          headers: { accept: "application/json, text/event-stream" },
+          body: JSON.stringify([
+            { jsonrpc: "2.0", id: "list", method: "tools/list" },
+            ...Array.from({ length: calls }, (_, index) => ({ jsonrpc: "2.0", id: index, method: "tools/call", params: { name: "me", arguments: {} } }))
+          ])
+        })
+      const r0 = Number((await call(server, "GET", "/api/v1/me", { key: key.secret })).headers.get("x-ratelimit-remaining"))
+      const three = await batch(3)
+      expect(three.status).toBe(200)
+      expect(three.body.filter((answer: any) => answer.result?.isError === undefined && answer.result?.structuredContent !== undefined)).toHaveLength(3)
+      // The POST counts once, and each tool call after the first once more.
+      expect(three.headers.get("x-ratelimit-remaining")).toBe(String(r0 - 3))
+
+      const over = await batch(r0 - 3 + 2)
+      const refusals = over.body.filter((answer: any) => answer.result?.structuredContent?.error?.code === "rate_limited")
+      expect(refusals).toHaveLength(2)
+      expect(over.headers.get("x-ratelimit-remaining")).toBe("0")
+      expect((await call(server, "GET", "/api/v1/me", { key: key.secret })).status).toBe(429)
+    })
   })
 })

@@ -12,9 +12,11 @@ import { TOOLS, type ToolDefinition } from "./Tools.ts"
 /*
  * The MCP endpoint: Streamable HTTP at `/mcp`, stateless (no session; every POST stands
  * alone, so any instance behind a load balancer can answer it). Each POST is authenticated
- * with the same Bearer keys as the REST API and counted once against the same per-key
- * `RateLimiter` window, before the MCP SDK sees it. Tool refusals are tool results with
- * `isError: true` carrying the REST error envelope, built by the same error table.
+ * with the same Bearer keys as the REST API and counted against the same per-key
+ * `RateLimiter` window, before the MCP SDK sees it: once, and once more for every tool call
+ * after the first that a JSON-RPC batch carries, so a batch is no way around the limit. Tool
+ * refusals are tool results with `isError: true` carrying the REST error envelope, built by
+ * the same error table.
  */
 
 export const MCP_PATH = "/mcp"
@@ -80,11 +82,17 @@ const isToolCall = (body: unknown): boolean =>
 
 const FORWARDED_HEADERS = ["accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id"]
 
+/** A rate decision and, when it refuses, the seconds until the window turns. */
+interface Admission {
+  readonly rate: RateLimiter.RateDecision
+  readonly retryAfter: number
+}
+
 interface CallContext {
   readonly directory: Directory.Directory["Service"]
   readonly caller: Directory.Caller
-  readonly rate: RateLimiter.RateDecision
-  readonly retryAfter: number
+  /** The rate decision for one tool call of this POST: the POST's own count for the first, a new count for each later one. */
+  readonly admit: () => Promise<Admission>
   readonly context: Context.Context<never>
   readonly log: (line: Record<string, unknown>) => void
 }
@@ -94,15 +102,16 @@ const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<
   if (tool === undefined) {
     throw new mcp.McpError(mcp.ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}; tools: ${TOOLS.map((t) => t.name).join(", ")}`)
   }
-  if (!call.rate.allowed) {
+  const { rate, retryAfter } = await call.admit()
+  if (!rate.allowed) {
     return refused({
       code: "rate_limited",
-      message: `This key is over its ${call.rate.limit} requests per minute (REST and tool calls together); retry after ${call.retryAfter} s`,
-      retry_after: call.retryAfter
+      message: `This key is over its ${rate.limit} requests per minute (REST and tool calls together); retry after ${retryAfter} s`,
+      retry_after: retryAfter
     })
   }
   const exit = await Effect.runPromiseExitWith(call.context)(
-    tool.run(call.directory, call.caller, call.rate, args).pipe(
+    tool.run(call.directory, call.caller, rate, args).pipe(
       Effect.flatMap((value) =>
         Effect.orDie(Schema.encodeUnknownEffect(tool.success)(value) as Effect.Effect<unknown, Schema.SchemaError>)),
       Effect.map(succeeded),
@@ -169,11 +178,15 @@ const handle = (directory: Directory.Directory["Service"], limiter: RateLimiter.
       return errorResponse(401, toApiError(authenticated.failure, "read").error, { "www-authenticate": WWW_AUTHENTICATE })
     }
     const caller = authenticated.success
-    // One count per POST, whatever it carries, in the same window as the key's REST requests.
-    const rate = yield* limiter.hit(caller.key.id, caller.plan.requestsPerMinute)
-    const now = yield* Clock.currentTimeMillis
-    const headers = rateLimitHeaders(rate, now)
-    const retryAfter = Math.max(1, Math.ceil((rate.resetAt - now) / 1000))
+    // One count per POST, in the same window as the key's REST requests; a batch's later tool calls count again (admit).
+    const count = Effect.gen(function*() {
+      const rate = yield* limiter.hit(caller.key.id, caller.plan.requestsPerMinute)
+      const now = yield* Clock.currentTimeMillis
+      return { rate, now, retryAfter: Math.max(1, Math.ceil((rate.resetAt - now) / 1000)) }
+    })
+    const first = yield* count
+    const { rate, retryAfter } = first
+    const headers = rateLimitHeaders(rate, first.now)
     const body = yield* request.text
     let parsed: unknown = undefined
     try {
@@ -194,10 +207,19 @@ const handle = (directory: Directory.Directory["Service"], limiter: RateLimiter.
     }
     const context = yield* Effect.context<never>()
     const log = yield* RequestLog
+    // The response's rate-limit headers tell the last count this POST made (the lowest remaining).
+    let last = first
+    let admitted = 0
+    const admit = async (): Promise<Admission> => {
+      if (admitted++ === 0) return first
+      const counted = await Effect.runPromiseWith(context)(count)
+      if (counted.rate.remaining <= last.rate.remaining) last = counted
+      return counted
+    }
     const response = yield* Effect.promise(() =>
-      exchange({ directory, caller, rate, retryAfter, context, log }, `http://localhost${request.url}`, forwarded, body, parsed)
+      exchange({ directory, caller, admit, context, log }, `http://localhost${request.url}`, forwarded, body, parsed)
     )
-    return HttpServerResponse.setHeaders(HttpServerResponse.fromWeb(response), headers)
+    return HttpServerResponse.setHeaders(HttpServerResponse.fromWeb(response), rateLimitHeaders(last.rate, last.now))
   })
 
 /** The `/mcp` route; needs `Directory` and `RateLimiter`, the same instances the REST routes use. */
