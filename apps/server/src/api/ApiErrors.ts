@@ -136,6 +136,20 @@ export class PayloadTooLargeError extends Schema.Error<PayloadTooLargeError>("Pa
   description: "The request body is larger than 16 KiB. No endpoint needs a body that large."
 }) {}
 
+export class RequestTimeoutError extends Schema.Error<RequestTimeoutError>("RequestTimeoutError")({
+  error: body("invalid_request", {})
+}, {
+  httpApiStatus: 408,
+  description: "The request did not arrive in full in time. The connection is closed."
+}) {}
+
+export class HeadersTooLargeError extends Schema.Error<HeadersTooLargeError>("HeadersTooLargeError")({
+  error: body("invalid_request", {})
+}, {
+  httpApiStatus: 431,
+  description: "The request line and headers are larger than 16 KB. The connection is closed."
+}) {}
+
 export class RateLimitedError extends Schema.Error<RateLimitedError>("RateLimitedError")({
   error: body("rate_limited", {})
 }, {
@@ -161,11 +175,16 @@ export type ApiError =
   | RateLimitedError
   | ServerError
 
-/** The errors every keyed endpoint can answer, whatever it does. */
+/**
+ * The errors every keyed endpoint can answer, whatever it does. 408 and 431 are written by
+ * Node's `clientError` listener (http/ClientError.ts), before any route or key is read.
+ */
 export const CommonErrors = [
   UnauthorizedError,
   MethodNotAllowedError,
+  RequestTimeoutError,
   PayloadTooLargeError,
+  HeadersTooLargeError,
   RateLimitedError,
   ServerError
 ] as const

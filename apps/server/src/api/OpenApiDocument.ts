@@ -24,7 +24,7 @@ export const RESPONSE_HEADERS: Json = {
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` })
 
 /** Responses that come before the key is counted carry no rate-limit headers. */
-const UNCOUNTED = new Set(["401", "405", "413"])
+const UNCOUNTED = new Set(["401", "405", "408", "413", "431"])
 
 /** Query values travel as text; the document states the type each one must spell. */
 const QUERY_TYPES: Json = {

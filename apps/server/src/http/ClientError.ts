@@ -35,7 +35,7 @@ export const answerClientError = (error: Error & { readonly code?: string }, soc
   const { message, status } = refusalOf(error.code)
   const body = JSON.stringify({ error: { code: "invalid_request", message } satisfies ErrorFields })
   socket.end(
-    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nConnection: close\r\n` +
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
   )
 }
