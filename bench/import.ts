@@ -43,11 +43,17 @@ for (const line of seedLines(ROWS, 99, Date.now())) {
 }
 await new Promise<void>((resolve) => out.end(() => resolve()))
 
-const measure = async (drop: ReadonlyArray<string>) => {
+/** A migrated, empty directory in a database of its own; the environment that points the CLI at it. */
+const freshDirectory = () => {
   psql(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
   psql(`CREATE DATABASE ${DATABASE}`)
   const env = { ...process.env, DATABASE_URL: databaseUrl(DATABASE) }
   execFileSync(process.execPath, [cli, "migrate", "--json"], { env })
+  return env
+}
+
+const measure = async (drop: ReadonlyArray<string>) => {
+  const env = freshDirectory()
   for (const index of drop) psql(`DROP INDEX ${index}`, DATABASE)
 
   // The last reading of each process: backends come and go during the import.
@@ -102,10 +108,7 @@ const timed = (statements: ReadonlyArray<string>, database: string): Array<numbe
 }
 
 const floor = () => {
-  psql(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
-  psql(`CREATE DATABASE ${DATABASE}`)
-  const env = { ...process.env, DATABASE_URL: databaseUrl(DATABASE) }
-  execFileSync(process.execPath, [cli, "migrate", "--json"], { env })
+  const env = freshDirectory()
   execFileSync(process.execPath, [cli, "import", file, "--json"], { env })
   const rows = Number(psql("SELECT count(*) FROM listings", DATABASE))
   const copied = join(work, "listings.copy")
