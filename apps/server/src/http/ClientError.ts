@@ -1,3 +1,4 @@
+import { maxHeaderSize } from "node:http"
 import type { Socket } from "node:net"
 import type { ErrorFields } from "../api/ApiErrors.ts"
 
@@ -7,7 +8,7 @@ const refusalOf = (code: string | undefined): { readonly status: string; readonl
     case "HPE_HEADER_OVERFLOW":
       return {
         status: "431 Request Header Fields Too Large",
-        message: "The request line and headers are larger than the server accepts (16 KB)"
+        message: `The request line and headers are larger than the server accepts (${Math.round(maxHeaderSize / 1024)} KB)`
       }
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
       return { status: "413 Payload Too Large", message: "The body's chunk extensions are larger than the server accepts" }
