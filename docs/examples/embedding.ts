@@ -2,7 +2,7 @@
  * Embedding the dropshelf core in another service, with the in-memory adapter.
  * Run it from the repository root: `npx node docs/examples/embedding.ts` (`npm test` runs it too).
  */
-import { Directory, Operators } from "@dropshelf/core"
+import { Directory, ListQuery, Operators } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Effect } from "effect"
@@ -20,7 +20,7 @@ const program = Effect.gen(function*() {
 
   // A caller is whoever holds a key; the plan is resolved on every call.
   const caller = yield* directory.authenticate(secret)
-  const page = yield* directory.list(caller, { limit: "10" })
+  const page = yield* directory.list(caller, yield* ListQuery.decode({ limit: "10" }))
   console.log("masked:", page.data[0])
 
   const revealed = yield* directory.reveal(caller, "Xy12Ab34")

@@ -35,7 +35,7 @@ describe("typed client from the contract", () => {
     const key = await account(server, "pro", "typed")
     const me = await client(key.secret)((api) => api.account.me())
     expect(me.plan).toBe("pro")
-    const page = await client(key.secret)((api) => api.domains.list({ query: { limit: "5" } }))
+    const page = await client(key.secret)((api) => api.domains.list({ query: { limit: 5, order: "id", cursor: undefined, since: undefined, filters: {} } }))
     expect(page.data.length).toBeGreaterThan(0)
     const revealed = await client(key.secret)((api) => api.domains.reveal({ params: { id: row.id } }))
     expect(revealed.domain).toBe("typed-client.com")

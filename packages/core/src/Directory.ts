@@ -40,7 +40,7 @@ import {
   toListingView,
   toPageView
 } from "./domain/Listing.ts"
-import { decodeListQuery, type RawQuery } from "./domain/ListQuery.ts"
+import type { ListQuery } from "./domain/ListQuery.ts"
 import type { MeView } from "./domain/Me.ts"
 import { effectivePlan, extensionMs, type PlanLimits } from "./domain/Plan.ts"
 import { allowanceAt, planReveal, remainingReveals } from "./domain/RevealLedger.ts"
@@ -78,9 +78,10 @@ export class Directory extends Context.Service<Directory, {
   /** Resolves a bearer secret to a caller; the plan is read afresh on every call. */
   readonly authenticate: (secret: string | undefined) => Effect.Effect<Caller, Unauthorized>
   readonly me: (caller: Caller, rate: RateDecision) => Effect.Effect<MeView>
-  readonly list: (caller: Caller, query: RawQuery) => Effect.Effect<PageView, ListError>
+  /** A page of listings as this caller reads them; the query is decoded by `ListQuery.ListQuerySchema`. */
+  readonly list: (caller: Caller, query: ListQuery) => Effect.Effect<PageView, ListError>
   /** `list` before publishing: the records and what this caller is told of each (`ListingJson.pageJson` renders it). */
-  readonly readPage: (caller: Caller, query: RawQuery) => Effect.Effect<ReaderPage, ListError>
+  readonly readPage: (caller: Caller, query: ListQuery) => Effect.Effect<ReaderPage, ListError>
   readonly get: (caller: Caller, id: string) => Effect.Effect<ListingView, ListingNotFound>
   /** `get` before publishing (`ListingJson.rowJson` renders it). */
   readonly read: (caller: Caller, id: string) => Effect.Effect<ReaderRow & { readonly _tag: "Listing" }, ListingNotFound>
@@ -195,8 +196,7 @@ export class Directory extends Context.Service<Directory, {
       const positionAfter = (row: ListingRecord, order: "id" | "latest"): CursorPosition =>
         order === "id" ? { order, id: row.id } : { order, discoveredAt: row.discoveredAt, id: row.id }
 
-      const readPage = Effect.fnUntraced(function*(caller: Caller, raw: RawQuery) {
-        const query = yield* Effect.fromResult(decodeListQuery(raw))
+      const readPage = Effect.fnUntraced(function*(caller: Caller, query: ListQuery) {
         if (query.since !== undefined && !caller.plan.sinceFeed) {
           return yield* new UpgradeRequired({
             feature: "since",
@@ -245,7 +245,7 @@ export class Directory extends Context.Service<Directory, {
         return { rows, nextCursor, syncedAt } satisfies ReaderPage
       }, useCase("Directory.readPage"))
 
-      const list = (caller: Caller, raw: RawQuery) => Effect.map(readPage(caller, raw), toPageView)
+      const list = (caller: Caller, query: ListQuery) => Effect.map(readPage(caller, query), toPageView)
 
       const read = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis

@@ -10,6 +10,7 @@ import {
   Listing,
   ListingFilter,
   ListingStore,
+  ListQuery,
   Operators,
   RateLimiter,
   RevealStore,
@@ -367,5 +368,5 @@ export const smoke = Effect.gen(function*() {
   const { secret } = yield* operators.createKey(account.id, "smoke")
   yield* operators.upsertListings([])
   const caller = yield* directory.authenticate(secret)
-  return yield* directory.list(caller, {})
+  return yield* directory.list(caller, yield* ListQuery.decode({}))
 }).pipe(Effect.provide(layerDirectory))

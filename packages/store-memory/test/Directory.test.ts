@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cursor, Directory, Errors, ListingStore, Operators, Plan, RevealStore } from "@dropshelf/core"
+import { Cursor, Directory, Errors, ListingStore, ListQuery, Operators, Plan, RevealStore } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Effect, Layer, Tracer } from "effect"
 import { TestClock } from "effect/testing"
@@ -87,10 +87,10 @@ describe("Directory: reading", () => {
         yield* load(listing("HELDROW1", { discoveredAt: T0 - 8 * DAY }))
         const { caller } = yield* callerOn("business")
         const held = yield* cursors.issue({ order: "id", id: "HELDROW1" as never })
-        const page = yield* directory.list(caller, { cursor: held })
+        const page = yield* directory.list(caller, yield* ListQuery.decode({ cursor: held }))
         assert.deepStrictEqual(page.data, [])
         const gone = yield* cursors.issue({ order: "id", id: "NEVERHLD" as never })
-        const error = yield* Effect.flip(directory.list(caller, { cursor: gone }))
+        const error = yield* Effect.flip(directory.list(caller, yield* ListQuery.decode({ cursor: gone })))
         assert.instanceOf(error, Errors.InvalidRequest)
         assert.strictEqual((error as Errors.InvalidRequest).parameter, "cursor")
         assert.strictEqual(finds, answers ? 0 : 2)
@@ -113,7 +113,7 @@ describe("Directory: reading", () => {
       )
       const visible = Effect.fnUntraced(function*(plan: Plan.PlanName) {
         const { caller } = yield* callerOn(plan)
-        const page = yield* directory.list(caller, {})
+        const page = yield* directory.list(caller, yield* ListQuery.decode({}))
         return page.data.map((row) => row.id)
       })
       assert.deepStrictEqual(yield* visible("free"), ["OLDOLD01"])
@@ -160,20 +160,20 @@ describe("Directory: reading", () => {
       const directory = yield* Directory.Directory
       yield* load(listing("AAAAAAA1"), listing("AAAAAAA2"), listing("AAAAAAA3"))
       const { caller: pro } = yield* callerOn("pro")
-      const since = yield* Effect.flip(directory.list(pro, { since: "2026-01-01T00:00:00Z" }))
+      const since = yield* Effect.flip(directory.list(pro, yield* ListQuery.decode({ since: "2026-01-01T00:00:00Z" })))
       assert.instanceOf(since, Errors.UpgradeRequired)
-      const category = yield* Effect.flip(directory.list(pro, { category: "tech,nope" }))
+      const category = yield* Effect.flip(directory.list(pro, yield* ListQuery.decode({ category: "tech,nope" })))
       assert.deepStrictEqual(category._tag === "InvalidRequest" && category.parameter, "category")
-      const page = yield* directory.list(pro, { limit: "2" })
+      const page = yield* directory.list(pro, yield* ListQuery.decode({ limit: "2" }))
       assert.isTrue(page.has_more)
       const next = page.next_cursor!
-      const rest = yield* directory.list(pro, { limit: "2", cursor: next })
+      const rest = yield* directory.list(pro, yield* ListQuery.decode({ limit: "2", cursor: next }))
       assert.deepStrictEqual(rest.data.map((row) => row.id), ["AAAAAAA3"])
       assert.isFalse(rest.has_more)
       assert.strictEqual(rest.next_cursor, null)
-      const lowered = yield* Effect.flip(directory.list(pro, { cursor: next.toLowerCase() }))
+      const lowered = yield* Effect.flip(directory.list(pro, yield* ListQuery.decode({ cursor: next.toLowerCase() })))
       assert.deepStrictEqual(lowered._tag === "InvalidRequest" && lowered.parameter, "cursor")
-      const otherOrder = yield* Effect.flip(directory.list(pro, { cursor: next, sort: "latest" }))
+      const otherOrder = yield* Effect.flip(directory.list(pro, yield* ListQuery.decode({ cursor: next, sort: "latest" })))
       assert.deepStrictEqual(otherOrder._tag === "InvalidRequest" && otherOrder.parameter, "cursor")
     })))
 
@@ -184,13 +184,13 @@ describe("Directory: reading", () => {
       yield* load(listing("FEED0001"), listing("FEED0002"))
       yield* operators.delist([id("FEED0002")], "sold")
       const { caller } = yield* callerOn("business")
-      const page = yield* directory.list(caller, { since: new Date(T0 - 1000).toISOString() })
+      const page = yield* directory.list(caller, yield* ListQuery.decode({ since: new Date(T0 - 1000).toISOString() }))
       assert.deepStrictEqual(page.data, [
         { ...(yield* directory.get(caller, "FEED0001")) },
         { id: "FEED0002", status: "delisted", updated_at: new Date(T0).toISOString() }
       ])
       assert.strictEqual(page.synced_at, new Date(T0 - 120_000).toISOString())
-      const plain = yield* directory.list(caller, {})
+      const plain = yield* directory.list(caller, yield* ListQuery.decode({}))
       assert.deepStrictEqual(plain.data.map((row) => row.id), ["FEED0001"])
       assert.instanceOf(yield* Effect.flip(directory.get(caller, "FEED0002")), Errors.ListingNotFound)
     })))
@@ -362,7 +362,7 @@ describe("Directory: tracing", () => {
       const { caller, secret } = yield* callerOn("pro")
       spans.length = 0
       yield* directory.authenticate(secret)
-      yield* directory.readPage(caller, {})
+      yield* directory.readPage(caller, yield* ListQuery.decode({}))
       yield* directory.read(caller, "Aa000001")
       const names = spans.map((span) => span.name)
       assert.includeMembers(names, ["Directory.authenticate", "Directory.readPage", "Directory.read"])

@@ -1,7 +1,7 @@
 import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Directory, RateLimiter } from "@dropshelf/core"
-import { Bands, Hold, Listing, Me } from "@dropshelf/core"
+import { Hold, Listing, ListQuery, Me } from "@dropshelf/core"
 import {
   CommonErrors,
   ForbiddenError,
@@ -41,34 +41,6 @@ const ListingIdParam = Schema.String.annotate({
 })
 const HoldIdParam = Schema.String.annotate({ description: "Hold id, as returned by POST /domains/{id}/hold" })
 
-const integerText = (description: string) =>
-  Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[+-]?\d+$/)).annotate({ description }))
-const text = (description: string) => Schema.optionalKey(Schema.String.annotate({ description }))
-const booleanText = (description: string) => Schema.optionalKey(Schema.Literals(["true", "false"]).annotate({ description }))
-
-/** The documented query parameters of `GET /domains`; undocumented ones are ignored. */
-export const ListQueryParams = {
-  cursor: text("Opaque value from `next_cursor`. It belongs to one ordering: pass the same `sort` on every page. A value not issued by this endpoint gives 400."),
-  limit: integerText("Page size, default 50. Values outside 1..250 are clamped; a non-integer (including empty) gives 400."),
-  since: text("Business plan only (others get 402 `upgrade_required`). ISO 8601 instant; inclusive match on `updated_at`; pages include tombstones; ordered by id. Pass the `synced_at` of the first page of the previous run."),
-  sort: Schema.optionalKey(Schema.Literal("latest").annotate({ description: "Omitted: ascending id. `latest`: newest `discovered_at` first, tie-broken by id. Cannot be combined with `since`." })),
-  ageMin: integerText("Minimum age in whole years (0..1000); rows with a null age are excluded."),
-  category: text("Category code; comma-separate several. An unknown code gives 400."),
-  checkedDays: integerText("Only listings whose availability was checked within this many days (1..3650)."),
-  citabilityMin: integerText("Minimum agent-citability score (0..100); rows with null citability are excluded."),
-  featured: booleanText("`true`: only listings on the curated shelf; `false`: only those off it."),
-  priceRange: Schema.optionalKey(Schema.Literals(Bands.PRICE_RANGES).annotate({ description: "Band over `estimated_value_cents`, whole dollars, lower bound inclusive." })),
-  q: text("Free-text search (1..200 characters, without U+0000) over the masked hint, tags, category and blurb. Never matches the real name."),
-  rd: text(`Referring-domain bands, comma-separated: ${Bands.REFERRING_DOMAIN_BANDS.join(", ")}. Rows with a null count are excluded.`),
-  recommended: booleanText("`true`: only listings passing the recommended heuristic (categorised, a marquee linker, a score floor)."),
-  rsMax: integerText("Maximum of the directory score's upper bound (0..100)."),
-  rsMin: integerText("Minimum of the directory score's lower bound (0..100)."),
-  source: text("Source codes, comma-separated."),
-  spam: Schema.optionalKey(Listing.Spam.annotate({ description: "Spam level: `low` or `moderate`." })),
-  tier: Schema.optionalKey(Schema.Literal("open").annotate({ description: "Only `open` is accepted: listings whose names are public." })),
-  tld: text("Exact TLD without the leading dot, for example `com` or `co.uk`.")
-}
-
 /**
  * `DELETE /holds/{id}`: an optional body; without one the hold ends as `released`. The `Null`
  * member is what lets an empty body through (the framework decodes an empty body as `null`
@@ -88,10 +60,11 @@ export class AccountGroup extends HttpApiGroup.make("account").add(
 
 export class DomainsGroup extends HttpApiGroup.make("domains").add(
   HttpApiEndpoint.get("list", "/domains", {
-    query: ListQueryParams,
+    query: ListQuery.ListQuerySchema,
     success: Listing.PageView,
     error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError]
-  }).annotate(OpenApi.Summary, "Page of listings, or changes since a watermark")
+  }).annotate(HttpApi.QueryParseOptions, ListQuery.LIST_QUERY_PARSE_OPTIONS)
+    .annotate(OpenApi.Summary, "Page of listings, or changes since a watermark")
     .annotate(OpenApi.Description, "Default order is ascending listing id. Reads never spend a reveal. Follow `next_cursor` until it is null, keeping filters and `sort` fixed for a run."),
   HttpApiEndpoint.get("get", "/domains/:id", {
     params: { id: ListingIdParam },

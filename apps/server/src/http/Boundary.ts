@@ -1,13 +1,12 @@
-import { Cause, Clock, Context, Effect, Result } from "effect"
+import { Cause, Clock, Context, Effect } from "effect"
 import { ByteSize } from "effect"
 import { HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import type * as SchemaIssue from "effect/SchemaIssue"
 import { ApiKey, ListQuery } from "@dropshelf/core"
-import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
+import { DropshelfApi } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
 import { stdoutLines } from "./LineWriter.ts"
-import { rawQueryOf } from "./RawQuery.ts"
 
 /*
  * The HTTP boundary around every route: CORS and the preflight, 405 with `Allow`, the body
@@ -95,13 +94,11 @@ const pointedParameter = (issue: SchemaIssue.Issue): string | undefined => {
 }
 
 /** A request part the framework could not decode, answered as `invalid_request` naming the part. */
-const undecodable = (error: HttpApiError.HttpApiSchemaError, request: HttpServerRequest.HttpServerRequest) => {
-  if (error.kind === "Query" && matchPath(pathnameOf(request.url))?.template === `${API_PREFIX}/domains`) {
-    // The core is the one reader of list parameters: its refusal names the parameter and what it accepts.
-    const decoded = ListQuery.decodeListQuery(rawQueryOf(request.url))
-    if (Result.isFailure(decoded)) {
-      return errorResponse(400, { code: "invalid_request", message: decoded.failure.message, parameter: decoded.failure.parameter })
-    }
+const undecodable = (error: HttpApiError.HttpApiSchemaError) => {
+  if (error.kind === "Query") {
+    // The list query's schema carries its refusals: the parameter and what it accepts.
+    const refusal = ListQuery.refusalOf(error.cause.issue)
+    return errorResponse(400, { code: "invalid_request", message: refusal.message, parameter: refusal.parameter })
   }
   if (error.kind === "Payload") {
     const field = pointedParameter(error.cause.issue)
@@ -156,7 +153,7 @@ const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpS
     }
     if (isBodyTooLarge(value)) return { response: tooLarge() }
     if (HttpApiError.HttpApiSchemaError.is(value) && value.kind !== "Body" && value.kind !== "ResponseHeaders") {
-      return { response: undecodable(value, request) }
+      return { response: undecodable(value) }
     }
     if (HttpServerResponse.isHttpServerResponse(value)) return { response: value }
   }

@@ -5,7 +5,6 @@ import { Directory, ListingJson } from "@dropshelf/core"
 import { CurrentCaller, DropshelfApi } from "../api/Api.ts"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
-import { rawQueryOf } from "./RawQuery.ts"
 
 /** The caller the key middleware resolved for this request. */
 const withCaller = <A, E, R>(
@@ -36,9 +35,8 @@ const DomainsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const directory = yield* Directory.Directory
     return handlers.handleAll({
-      list: ({ request }) =>
+      list: ({ query }) =>
         withCaller(({ caller }) => {
-          const query = rawQueryOf(request.url)
           // A since run shows each listing once: neither its JSON nor the page's is worth keeping (ListingJson).
           const options = { keep: query.since === undefined }
           return directory.readPage(caller, query).pipe(

@@ -1,6 +1,5 @@
-import { Effect, Schema } from "effect"
+import { Effect, Record, Result, Schema, SchemaTransformation } from "effect"
 import { type Directory, Errors, Hold, Listing, ListQuery, Me, type RateLimiter } from "@dropshelf/core"
-import { ListQueryParams } from "../api/Api.ts"
 import { ErrorCode, HoldCode, RevealCode } from "../api/ApiErrors.ts"
 import type { DomainError, Operation } from "../http/ErrorMapping.ts"
 
@@ -79,48 +78,36 @@ const outputSchemaOf = (success: Schema.Top): JsonSchema => {
   }
 }
 
-const inputSchemaOf = (fields: Schema.Struct.Fields, widen: Record<string, unknown> = {}): JsonSchema => {
-  const document = Schema.toJsonSchemaDocument(Schema.Struct(fields)) as unknown as Document
+const inputSchemaOf = (schema: Schema.Top, widen: (property: Record<string, unknown>) => Record<string, unknown> = (p) => p): JsonSchema => {
+  const document = Schema.toJsonSchemaDocument(schema) as unknown as Document
   const root = rootOf(document)
-  const properties = { ...(root.properties as Record<string, Record<string, unknown>> | undefined) }
-  for (const [name, schema] of Object.entries(widen)) {
-    properties[name] = { ...(schema as Record<string, unknown>), description: properties[name]?.description }
-  }
+  const properties = Record.map((root.properties ?? {}) as Record<string, Record<string, unknown>>, widen)
   const definitions = Object.keys(document.definitions).length > 0 ? { $defs: document.definitions } : {}
   return { ...root, type: "object", properties, ...definitions }
 }
 
-/** Integer and boolean list parameters are also accepted as JSON numbers and booleans. */
-const integerOrText = { anyOf: [{ type: "integer" }, { type: "string", pattern: "^[+-]?\\d+$" }] }
-const booleanOrText = { anyOf: [{ type: "boolean" }, { type: "string", enum: ["true", "false"] }] }
 
-const searchInput = inputSchemaOf(ListQueryParams, {
-  limit: integerOrText,
-  ageMin: integerOrText,
-  checkedDays: integerOrText,
-  citabilityMin: integerOrText,
-  rsMax: integerOrText,
-  rsMin: integerOrText,
-  featured: booleanOrText,
-  recommended: booleanOrText
-})
-
-/**
- * Tool arguments as the query record `GET /domains` would have produced: numbers and
- * booleans as their text, arrays as repeated parameters. Anything else is passed as its JSON
- * text, so the core refuses it naming the parameter, exactly as it would a bad query value.
- */
-export const rawQueryOf = (args: Record<string, unknown>): ListQuery.RawQuery => {
-  const query: Record<string, string | Array<string>> = {}
-  for (const [name, value] of Object.entries(args)) {
-    if (value === undefined) continue
-    if (typeof value === "string") query[name] = value
-    else if (typeof value === "number" || typeof value === "boolean") query[name] = String(value)
-    else if (Array.isArray(value)) query[name] = value.map((item) => typeof item === "string" ? item : JSON.stringify(item))
-    else query[name] = JSON.stringify(value)
-  }
-  return query
+/** An integer or boolean parameter of the list query also takes its JSON value, as assistants tend to send it. */
+const widenScalars = (property: Record<string, unknown>): Record<string, unknown> => {
+  const { description, ...text } = property
+  if (text.pattern === "^[+-]?\\d+$") return { description, anyOf: [{ type: "integer" }, text] }
+  if (JSON.stringify(text.enum) === "[\"true\",\"false\"]") return { description, anyOf: [{ type: "boolean" }, text] }
+  return property
 }
+
+/** A JSON argument read as the text a query string would carry it in. */
+const AsText = Schema.Union([Schema.String, Schema.Finite, Schema.Boolean]).pipe(
+  Schema.decodeTo(Schema.String, SchemaTransformation.transform<string, string | number | boolean>({ decode: String, encode: (text) => text }))
+)
+
+/** search_listings' arguments: the list query's own schema, numbers and booleans read as their text. */
+const SearchArguments = Schema.Struct(Record.map(ListQuery.ListQueryParameters, () => Schema.optionalKey(AsText))).pipe(
+  Schema.decodeTo(ListQuery.ListQuerySchema)
+)
+const decodeSearch = Schema.decodeUnknownResult(SearchArguments)
+
+const searchArguments = (args: Record<string, unknown>): Effect.Effect<ListQuery.ListQuery, Errors.InvalidRequest> =>
+  Effect.fromResult(Result.mapError(decodeSearch(args, ListQuery.LIST_QUERY_PARSE_OPTIONS), (error) => ListQuery.refusalOf(error.issue)))
 
 const ListingIdInput = Schema.String.annotate({ description: "Listing id: 8 characters, case-sensitive (the `id` of a listing)" })
 const HoldIdInput = Schema.String.annotate({ description: "Hold id, as returned by hold_listing or list_holds (`hold.id`)" })
@@ -161,18 +148,18 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     title: "Search listings",
     description:
       "A page of expired-domain listings (GET /api/v1/domains): the same filters, `sort`, `cursor`, `limit` and `since`, with the same validation. Follow `next_cursor` until it is null, keeping filters and sort fixed. Reads never spend a reveal; `domain` is null where the plan does not disclose the name.",
-    inputSchema: searchInput,
+    inputSchema: inputSchemaOf(ListQuery.ListQuerySchema, widenScalars),
     outputSchema: outputSchemaOf(Listing.PageView),
     success: Listing.PageView,
     annotations: annotations("Search listings", { readOnly: true }),
     operation: "read",
-    run: (directory, caller, _rate, args) => directory.list(caller, rawQueryOf(args))
+    run: (directory, caller, _rate, args) => Effect.flatMap(searchArguments(args), (query) => directory.list(caller, query))
   },
   {
     name: "get_listing",
     title: "Get a listing",
     description: "One listing by id (GET /api/v1/domains/{id}). Never spends a reveal.",
-    inputSchema: inputSchemaOf({ id: ListingIdInput }),
+    inputSchema: inputSchemaOf(Schema.Struct({ id: ListingIdInput })),
     outputSchema: outputSchemaOf(Listing.ListingView),
     success: Listing.ListingView,
     annotations: annotations("Get a listing", { readOnly: true }),
@@ -185,7 +172,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     title: "Reveal a name",
     description:
       "Reveal a listing's name (POST /api/v1/domains/{id}/reveal). The only call that spends from the monthly reveal allowance; a repeat returns the original `revealed_at` at no cost. Refusals carry `reveal_code`.",
-    inputSchema: inputSchemaOf({ id: ListingIdInput }),
+    inputSchema: inputSchemaOf(Schema.Struct({ id: ListingIdInput })),
     outputSchema: outputSchemaOf(Listing.RevealedListingView),
     success: Listing.RevealedListingView,
     annotations: annotations("Reveal a name", { idempotent: true }),
@@ -198,7 +185,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     title: "Hold a listing",
     description:
       "Reserve a revealed listing inside the service (POST /api/v1/domains/{id}/hold). It does not register the name. Holding a listing the account already holds returns that hold unchanged. Refusals carry `hold_code`.",
-    inputSchema: inputSchemaOf({ id: ListingIdInput }),
+    inputSchema: inputSchemaOf(Schema.Struct({ id: ListingIdInput })),
     outputSchema: outputSchemaOf(Hold.HoldResponse),
     success: Hold.HoldResponse,
     annotations: annotations("Hold a listing"),
@@ -211,7 +198,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     title: "Extend a hold",
     description:
       "Use a hold's one extension (POST /api/v1/holds/{id}/extend): the end moves later by the plan's extension. Refusals carry `hold_code`.",
-    inputSchema: inputSchemaOf({ hold_id: HoldIdInput }),
+    inputSchema: inputSchemaOf(Schema.Struct({ hold_id: HoldIdInput })),
     outputSchema: outputSchemaOf(Hold.HoldResponse),
     success: Hold.HoldResponse,
     annotations: annotations("Extend a hold"),
@@ -224,10 +211,10 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     title: "End a hold",
     description:
       "End a hold as `released` (default) or `registered` (DELETE /api/v1/holds/{id}). A 30-day cooldown on that listing starts for the account: it cannot hold it again until then. Refusals carry `hold_code`.",
-    inputSchema: inputSchemaOf({
+    inputSchema: inputSchemaOf(Schema.Struct({
       hold_id: HoldIdInput,
       outcome: Schema.optionalKey(Hold.HoldOutcome.annotate({ description: "How the hold ended; default `released`." }))
-    }),
+    })),
     outputSchema: outputSchemaOf(Hold.HoldResponse),
     success: Hold.HoldResponse,
     annotations: annotations("End a hold", { destructive: true }),

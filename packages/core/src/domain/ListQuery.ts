@@ -1,12 +1,21 @@
-import { Result } from "effect"
+import { Effect, Result, Schema, type SchemaIssue, SchemaTransformation } from "effect"
 import { PRICE_RANGES, type PriceRange, REFERRING_DOMAIN_BANDS } from "./Bands.ts"
 import { InvalidRequest } from "./errors.ts"
 import type { Spam } from "./Listing.ts"
-import { type Instant, parseIsoInstant } from "./Time.ts"
+import { type Instant, parseIsoInstant, toIso } from "./Time.ts"
+
+/*
+ * `GET /domains` parameters, read by one schema. Each parameter is its query-string text, checked
+ * by a filter whose failure message names the parameter and what it accepts, then decoded to its
+ * value; the whole query decodes to a `ListQuery`. The HTTP endpoint uses the schema as its
+ * `query` (so the OpenAPI parameters are generated from it) and the MCP list tool derives its
+ * input schema from it. Undocumented names are ignored; `limit` outside 1..250 is clamped.
+ */
 
 export const DEFAULT_PAGE_SIZE = 50
 export const MIN_PAGE_SIZE = 1
 export const MAX_PAGE_SIZE = 250
+export const Q_MAX_LENGTH = 200
 
 /** A listing must score at least this (exact score) to be `recommended`. */
 export const RECOMMENDED_SCORE_FLOOR = 40
@@ -41,179 +50,300 @@ export interface ListQuery {
   readonly filters: ListFilters
 }
 
-export type RawQuery = { readonly [name: string]: string | ReadonlyArray<string> | undefined }
-
-/** The documented parameters of `GET /domains`; every other name is ignored. */
-export const LIST_PARAMETERS = [
-  "cursor", "limit", "since", "sort", "ageMin", "category", "checkedDays", "citabilityMin", "featured",
-  "priceRange", "q", "rd", "recommended", "rsMax", "rsMin", "source", "spam", "tier", "tld"
-] as const
-
-export const Q_MAX_LENGTH = 200
 const integerText = /^[+-]?\d+$/
 const tldText = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
 const codeText = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/
 
-class Reader {
-  private readonly raw: RawQuery
-  constructor(raw: RawQuery) {
-    this.raw = raw
-  }
-
-  /** The single value of a documented parameter; repeating one is refused rather than guessed at. */
-  value(name: string): string | undefined {
-    const value = this.raw[name]
-    if (value === undefined) return undefined
-    if (typeof value === "string") return value
-    if (value.length === 1) return value[0]
-    throw new InvalidRequest({ parameter: name, message: `${name} may be given once; it was given ${value.length} times` })
-  }
-
-  integer(name: string, accepts: string, min: number, max: number): number | undefined {
-    const text = this.value(name)
-    if (text === undefined) return undefined
-    const value = integerText.test(text) ? Number(text) : Number.NaN
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      throw new InvalidRequest({ parameter: name, message: `${name} accepts ${accepts}; got ${JSON.stringify(text)}` })
-    }
-    return value
-  }
-
-  boolean(name: string): boolean | undefined {
-    const text = this.value(name)
-    if (text === undefined) return undefined
-    if (text === "true") return true
-    if (text === "false") return false
-    throw new InvalidRequest({ parameter: name, message: `${name} accepts true, false; got ${JSON.stringify(text)}` })
-  }
-
-  oneOf<const A extends string>(name: string, accepted: ReadonlyArray<A>): A | undefined {
-    const text = this.value(name)
-    if (text === undefined) return undefined
-    if ((accepted as ReadonlyArray<string>).includes(text)) return text as A
-    throw new InvalidRequest({
-      parameter: name,
-      message: `${name} accepts ${accepted.join(", ")}; got ${JSON.stringify(text)}`
-    })
-  }
-
-  /** A comma-separated list; every item must pass `accepts`. */
-  list(name: string, describe: string, accepts: (item: string) => boolean): ReadonlyArray<string> | undefined {
-    const text = this.value(name)
-    if (text === undefined) return undefined
-    const items = text.split(",").map((item) => item.trim())
-    const bad = items.find((item) => !accepts(item))
-    if (bad !== undefined) {
-      throw new InvalidRequest({ parameter: name, message: `${name} accepts ${describe}; got ${JSON.stringify(bad)}` })
-    }
-    return [...new Set(items)]
-  }
-}
-
-const clampLimit = (reader: Reader): number => {
-  const text = reader.value("limit")
-  if (text === undefined) return DEFAULT_PAGE_SIZE
-  if (!integerText.test(text)) {
-    throw new InvalidRequest({
-      parameter: "limit",
-      message: `limit accepts an integer (values outside ${MIN_PAGE_SIZE}..${MAX_PAGE_SIZE} are clamped); got ${JSON.stringify(text)}`
-    })
-  }
-  const value = Number(text)
-  return Math.min(MAX_PAGE_SIZE, Math.max(MIN_PAGE_SIZE, value))
-}
-
-const parseQuery = (reader: Reader): ListQuery => {
-  const limit = clampLimit(reader)
-  const sort = reader.oneOf("sort", ["latest"])
-  const sinceText = reader.value("since")
-  let since: Instant | undefined
-  if (sinceText !== undefined) {
-    since = parseIsoInstant(sinceText)
-    if (since === undefined) {
-      throw new InvalidRequest({
-        parameter: "since",
-        message: `since accepts an ISO 8601 instant with an offset, such as 2026-11-01T00:00:00.000Z; got ${JSON.stringify(sinceText)}`
-      })
-    }
-  }
-  if (sort === "latest" && since !== undefined) {
-    throw new InvalidRequest({
-      parameter: "sort,since",
-      message: "sort=latest cannot be combined with since: the since feed is ordered by id"
-    })
-  }
-  const cursor = reader.value("cursor")
-  if (cursor === "") {
-    throw new InvalidRequest({ parameter: "cursor", message: "cursor accepts only a next_cursor value issued by this endpoint" })
-  }
-
-  const filters: { -readonly [K in keyof ListFilters]: ListFilters[K] } = {}
-  const ageMin = reader.integer("ageMin", "an integer number of years from 0 to 1000", 0, 1000)
-  if (ageMin !== undefined) filters.ageMin = ageMin
-  const categories = reader.list("category", "comma-separated category codes", (item) => codeText.test(item))
-  if (categories !== undefined) filters.categories = categories
-  const checkedDays = reader.integer("checkedDays", "an integer number of days from 1 to 3650", 1, 3650)
-  if (checkedDays !== undefined) filters.checkedDays = checkedDays
-  const citabilityMin = reader.integer("citabilityMin", "an integer from 0 to 100", 0, 100)
-  if (citabilityMin !== undefined) filters.citabilityMin = citabilityMin
-  const featured = reader.boolean("featured")
-  if (featured !== undefined) filters.featured = featured
-  const priceRange = reader.oneOf("priceRange", PRICE_RANGES)
-  if (priceRange !== undefined) filters.priceRange = priceRange
-  const q = reader.value("q")
-  if (q !== undefined) {
-    const trimmed = q.trim()
-    if (trimmed.length === 0 || trimmed.length > Q_MAX_LENGTH) {
-      throw new InvalidRequest({ parameter: "q", message: `q accepts search text of 1 to ${Q_MAX_LENGTH} characters` })
-    }
-    // No listing holds U+0000 (imports refuse it: Postgres cannot store it), so no term with it
-    // could match; refused by name rather than answered with an empty page.
-    if (trimmed.includes("\u0000")) {
-      throw new InvalidRequest({ parameter: "q", message: "q accepts search text without the NUL character (U+0000)" })
-    }
-    filters.q = trimmed
-  }
-  const rd = reader.list(
-    "rd",
-    `comma-separated referring-domain bands: ${REFERRING_DOMAIN_BANDS.join(", ")}`,
-    (item) => REFERRING_DOMAIN_BANDS.includes(item)
-  )
-  if (rd !== undefined) filters.referringDomainBands = rd
-  if (reader.boolean("recommended") === true) filters.recommended = true
-  const rsMin = reader.integer("rsMin", "an integer from 0 to 100", 0, 100)
-  if (rsMin !== undefined) filters.rsMin = rsMin
-  const rsMax = reader.integer("rsMax", "an integer from 0 to 100", 0, 100)
-  if (rsMax !== undefined) filters.rsMax = rsMax
-  const sources = reader.list("source", "comma-separated source codes", (item) => codeText.test(item))
-  if (sources !== undefined) filters.sources = sources
-  const spam = reader.oneOf("spam", ["low", "moderate"])
-  if (spam !== undefined) filters.spam = spam
-  if (reader.oneOf("tier", ["open"]) !== undefined) filters.openTierOnly = true
-  const tld = reader.value("tld")
-  if (tld !== undefined) {
-    const normalized = tld.toLowerCase()
-    if (!tldText.test(normalized)) {
-      throw new InvalidRequest({
-        parameter: "tld",
-        message: `tld accepts a top-level domain without the leading dot, such as com or co.uk; got ${JSON.stringify(tld)}`
-      })
-    }
-    filters.tld = normalized
-  }
-  return { limit, order: sort === "latest" ? "latest" : "id", cursor, since, filters }
-}
+const got = (text: string) => `; got ${JSON.stringify(text)}`
 
 /**
- * Reads the documented parameters of `GET /domains`. Undocumented names are ignored; a
- * documented one with a value the directory cannot honour is refused, naming the parameter
- * and what it accepts. `limit` outside 1..250 is clamped, never refused.
+ * One parameter: its text passes `refuse` (which answers the refusal's message, or undefined),
+ * then `decode` reads it; `encode` writes a value back as text.
  */
-export const decodeListQuery = (raw: RawQuery): Result.Result<ListQuery, InvalidRequest> => {
-  try {
-    return Result.succeed(parseQuery(new Reader(raw)))
-  } catch (error) {
-    if (error instanceof InvalidRequest) return Result.fail(error)
-    throw error
+const parameter = <T extends Schema.Top>(
+  to: T,
+  description: string,
+  refuse: (text: string) => string | undefined,
+  decode: (text: string) => T["Type"],
+  encode: (value: T["Encoded"]) => string,
+  jsonSchema: Record<string, unknown> = {}
+) =>
+  Schema.optionalKey(
+    Schema.String.annotate({ description }).check(Schema.makeFilter(refuse, { toJsonSchema: () => jsonSchema })).pipe(
+      Schema.decodeTo(to, SchemaTransformation.transform({ decode, encode }))
+    )
+  )
+
+const integer = (name: string, accepts: string, min: number, max: number, description: string) =>
+  parameter(
+    Schema.Number,
+    description,
+    (text) => {
+      const value = integerText.test(text) ? Number(text) : Number.NaN
+      return Number.isSafeInteger(value) && value >= min && value <= max ? undefined : `${name} accepts ${accepts}${got(text)}`
+    },
+    Number,
+    String,
+    { pattern: integerText.source }
+  )
+
+/** One of a few texts: an enumeration in the published schema, refused with the list it accepts. */
+const oneOf = <const A extends string>(name: string, accepted: ReadonlyArray<A>, description: string) =>
+  Schema.optionalKey(Schema.Literals(accepted).annotate({ description, message: `${name} accepts ${accepted.join(", ")}` }))
+
+const boolean = (name: string, description: string) =>
+  Schema.optionalKey(
+    Schema.Literals(["true", "false"]).annotate({ description, message: `${name} accepts true, false` }).pipe(
+      Schema.decodeTo(Schema.Boolean, SchemaTransformation.transform({ decode: (text) => text === "true", encode: (value) => value ? "true" : "false" }))
+    )
+  )
+
+const itemsOf = (text: string) => text.split(",").map((item) => item.trim())
+
+/** Comma-separated items, each passing `accepts`; repeats are read once. */
+const list = (name: string, describe: string, accepts: (item: string) => boolean, description: string) =>
+  parameter(
+    Schema.Array(Schema.String),
+    description,
+    (text) => {
+      const bad = itemsOf(text).find((item) => !accepts(item))
+      return bad === undefined ? undefined : `${name} accepts ${describe}${got(bad)}`
+    },
+    (text) => [...new Set(itemsOf(text))],
+    (items) => items.join(",")
+  )
+
+/** Every documented parameter of `GET /domains`, by name, as the query string carries it. */
+export const ListQueryParameters = {
+  cursor: parameter(
+    Schema.String,
+    "Opaque value from `next_cursor`. It belongs to one ordering: pass the same `sort` on every page. A value not issued by this endpoint gives 400.",
+    (text) => text === "" ? "cursor accepts only a next_cursor value issued by this endpoint" : undefined,
+    (text) => text,
+    (text) => text
+  ),
+  limit: parameter(
+    Schema.Number,
+    `Page size, default ${DEFAULT_PAGE_SIZE}. Values outside ${MIN_PAGE_SIZE}..${MAX_PAGE_SIZE} are clamped; a non-integer (including empty) gives 400.`,
+    (text) =>
+      integerText.test(text)
+        ? undefined
+        : `limit accepts an integer (values outside ${MIN_PAGE_SIZE}..${MAX_PAGE_SIZE} are clamped)${got(text)}`,
+    (text) => Math.min(MAX_PAGE_SIZE, Math.max(MIN_PAGE_SIZE, Number(text))),
+    String,
+    { pattern: integerText.source }
+  ),
+  since: parameter(
+    Schema.Number,
+    "Business plan only (others get 402 `upgrade_required`). ISO 8601 instant; inclusive match on `updated_at`; pages include tombstones; ordered by id. Pass the `synced_at` of the first page of the previous run.",
+    (text) =>
+      parseIsoInstant(text) === undefined
+        ? `since accepts an ISO 8601 instant with an offset, such as 2026-11-01T00:00:00.000Z${got(text)}`
+        : undefined,
+    (text) => parseIsoInstant(text)!,
+    toIso
+  ),
+  sort: oneOf(
+    "sort",
+    ["latest"],
+    "Omitted: ascending id. `latest`: newest `discovered_at` first, tie-broken by id. Cannot be combined with `since`."
+  ),
+  ageMin: integer("ageMin", "an integer number of years from 0 to 1000", 0, 1000, "Minimum age in whole years (0..1000); rows with a null age are excluded."),
+  category: list(
+    "category",
+    "comma-separated category codes",
+    (item) => codeText.test(item),
+    "Category code; comma-separate several. An unknown code gives 400."
+  ),
+  checkedDays: integer("checkedDays", "an integer number of days from 1 to 3650", 1, 3650, "Only listings whose availability was checked within this many days (1..3650)."),
+  citabilityMin: integer("citabilityMin", "an integer from 0 to 100", 0, 100, "Minimum agent-citability score (0..100); rows with null citability are excluded."),
+  featured: boolean("featured", "`true`: only listings on the curated shelf; `false`: only those off it."),
+  priceRange: oneOf("priceRange", PRICE_RANGES, "Band over `estimated_value_cents`, whole dollars, lower bound inclusive."),
+  q: parameter(
+    Schema.String,
+    `Free-text search (1..${Q_MAX_LENGTH} characters, without U+0000) over the masked hint, tags, category and blurb. Never matches the real name.`,
+    (text) => {
+      const trimmed = text.trim()
+      if (trimmed.length === 0 || trimmed.length > Q_MAX_LENGTH) return `q accepts search text of 1 to ${Q_MAX_LENGTH} characters`
+      // No listing holds U+0000 (imports refuse it: Postgres cannot store it), so no term with it could match.
+      if (trimmed.includes("\u0000")) return "q accepts search text without the NUL character (U+0000)"
+      return undefined
+    },
+    (text) => text.trim(),
+    (text) => text
+  ),
+  rd: list(
+    "rd",
+    `comma-separated referring-domain bands: ${REFERRING_DOMAIN_BANDS.join(", ")}`,
+    (item) => REFERRING_DOMAIN_BANDS.includes(item),
+    `Referring-domain bands, comma-separated: ${REFERRING_DOMAIN_BANDS.join(", ")}. Rows with a null count are excluded.`
+  ),
+  recommended: boolean(
+    "recommended",
+    "`true`: only listings passing the recommended heuristic (categorised, a marquee linker, a score floor)."
+  ),
+  rsMax: integer("rsMax", "an integer from 0 to 100", 0, 100, "Maximum of the directory score's upper bound (0..100)."),
+  rsMin: integer("rsMin", "an integer from 0 to 100", 0, 100, "Minimum of the directory score's lower bound (0..100)."),
+  source: list("source", "comma-separated source codes", (item) => codeText.test(item), "Source codes, comma-separated."),
+  spam: oneOf("spam", ["low", "moderate"], "Spam level: `low` or `moderate`."),
+  tier: oneOf("tier", ["open"], "Only `open` is accepted: listings whose names are public."),
+  tld: parameter(
+    Schema.String,
+    "Exact TLD without the leading dot, for example `com` or `co.uk`.",
+    (text) =>
+      tldText.test(text.toLowerCase())
+        ? undefined
+        : `tld accepts a top-level domain without the leading dot, such as com or co.uk${got(text)}`,
+    (text) => text.toLowerCase(),
+    (text) => text
+  )
+}
+
+/** The names of the documented parameters; every other name is ignored. */
+export const LIST_PARAMETERS = Object.keys(ListQueryParameters) as ReadonlyArray<keyof typeof ListQueryParameters>
+
+const Parameters = Schema.Struct(ListQueryParameters).check(Schema.makeFilter((query) =>
+  query.sort === "latest" && query.since !== undefined
+    ? { path: ["sort,since"], issue: "sort=latest cannot be combined with since: the since feed is ordered by id" }
+    : undefined
+))
+
+type Parameters = typeof Parameters.Type
+
+const toListQuery = (query: Parameters): ListQuery => {
+  const filters: { -readonly [K in keyof ListFilters]: ListFilters[K] } = {}
+  if (query.ageMin !== undefined) filters.ageMin = query.ageMin
+  if (query.category !== undefined) filters.categories = query.category
+  if (query.checkedDays !== undefined) filters.checkedDays = query.checkedDays
+  if (query.citabilityMin !== undefined) filters.citabilityMin = query.citabilityMin
+  if (query.featured !== undefined) filters.featured = query.featured
+  if (query.priceRange !== undefined) filters.priceRange = query.priceRange
+  if (query.q !== undefined) filters.q = query.q
+  if (query.rd !== undefined) filters.referringDomainBands = query.rd
+  if (query.recommended === true) filters.recommended = true
+  if (query.rsMin !== undefined) filters.rsMin = query.rsMin
+  if (query.rsMax !== undefined) filters.rsMax = query.rsMax
+  if (query.source !== undefined) filters.sources = query.source
+  if (query.spam !== undefined) filters.spam = query.spam
+  if (query.tier !== undefined) filters.openTierOnly = true
+  if (query.tld !== undefined) filters.tld = query.tld
+  return {
+    limit: query.limit ?? DEFAULT_PAGE_SIZE,
+    order: query.sort === "latest" ? "latest" : "id",
+    cursor: query.cursor,
+    since: query.since,
+    filters
   }
+}
+
+const fromListQuery = (query: ListQuery): Parameters => {
+  const { filters } = query
+  const parameters: { -readonly [K in keyof Parameters]: Parameters[K] } = {}
+  if (query.cursor !== undefined) parameters.cursor = query.cursor
+  if (query.limit !== DEFAULT_PAGE_SIZE) parameters.limit = query.limit
+  if (query.since !== undefined) parameters.since = query.since
+  if (query.order === "latest") parameters.sort = "latest"
+  if (filters.ageMin !== undefined) parameters.ageMin = filters.ageMin
+  if (filters.categories !== undefined) parameters.category = filters.categories
+  if (filters.checkedDays !== undefined) parameters.checkedDays = filters.checkedDays
+  if (filters.citabilityMin !== undefined) parameters.citabilityMin = filters.citabilityMin
+  if (filters.featured !== undefined) parameters.featured = filters.featured
+  if (filters.priceRange !== undefined) parameters.priceRange = filters.priceRange
+  if (filters.q !== undefined) parameters.q = filters.q
+  if (filters.referringDomainBands !== undefined) parameters.rd = filters.referringDomainBands
+  if (filters.recommended === true) parameters.recommended = true
+  if (filters.rsMin !== undefined) parameters.rsMin = filters.rsMin
+  if (filters.rsMax !== undefined) parameters.rsMax = filters.rsMax
+  if (filters.sources !== undefined) parameters.source = filters.sources
+  if (filters.spam !== undefined) parameters.spam = filters.spam
+  if (filters.openTierOnly === true) parameters.tier = "open"
+  if (filters.tld !== undefined) parameters.tld = filters.tld
+  return parameters
+}
+
+/** A decoded query, as the directory and the stores read it. */
+const ListQueryValue = Schema.declare((input: unknown): input is ListQuery =>
+  typeof input === "object" && input !== null && "filters" in input && "order" in input && "limit" in input
+)
+
+/**
+ * `GET /domains` from its query-string record (`{ name: text }`, a repeated name as an array of
+ * texts) to a `ListQuery`, and back.
+ */
+export const ListQuerySchema = Parameters.pipe(
+  Schema.decodeTo(ListQueryValue, SchemaTransformation.transform({ decode: toListQuery, encode: fromListQuery }))
+)
+
+export type RawQuery = { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+
+/** The parameter an issue is about (the first key of its path) and the issue at its end. */
+const located = (issue: SchemaIssue.Issue): { readonly parameter: string; readonly leaf: SchemaIssue.Issue } | undefined => {
+  switch (issue._tag) {
+    case "Pointer":
+      return issue.path.length > 0 ? { parameter: String(issue.path[0]), leaf: leafOf(issue.issue) } : located(issue.issue)
+    case "Composite":
+      return issue.issues.length > 0 ? located(issue.issues[0]) : undefined
+    case "Filter":
+    case "Encoding":
+      return located(issue.issue)
+    default:
+      return undefined
+  }
+}
+
+const leafOf = (issue: SchemaIssue.Issue): SchemaIssue.Issue =>
+  issue._tag === "Pointer" || issue._tag === "Filter" || issue._tag === "Encoding"
+    ? leafOf(issue.issue)
+    : issue._tag === "Composite" && issue.issues.length > 0
+    ? leafOf(issue.issues[0])
+    : issue
+
+/**
+ * The refusal for a query the schema did not decode: the parameter it names and the message
+ * its schema carries. A parameter sent more than once reaches the schema as an array of texts,
+ * and is refused rather than guessed at.
+ */
+export const refusalOf = (issue: SchemaIssue.Issue): InvalidRequest => {
+  const found = located(issue)
+  if (found === undefined) return new InvalidRequest({ parameter: "query", message: "query cannot be read" })
+  const { parameter, leaf } = found
+  const input = "input" in leaf ? leaf.input : undefined
+  if (Array.isArray(input)) {
+    return new InvalidRequest({ parameter, message: `${parameter} may be given once; it was given ${input.length} times` })
+  }
+  // A check's own message already quotes the value; a type's message (an enumeration) does not.
+  const checked = leaf._tag === "InvalidValue" ? leaf.annotations?.message : undefined
+  const typed = "ast" in leaf ? leaf.ast.annotations?.message : undefined
+  const message = typeof checked === "string"
+    ? checked
+    : typeof typed === "string"
+    ? `${typed}${typeof input === "string" ? got(input) : ""}`
+    : `${parameter} accepts text`
+  return new InvalidRequest({ parameter, message })
+}
+
+/** Parse options that keep a refused input in its issue, so a refusal can say how often a name was sent. */
+export const LIST_QUERY_PARSE_OPTIONS = { reportInput: true } as const
+
+const decodeRaw = Schema.decodeUnknownResult(ListQuerySchema)
+
+/**
+ * Reads the documented parameters of `GET /domains` from a query-string record. Undocumented
+ * names are ignored; a documented one with a value the directory cannot honour is refused,
+ * naming the parameter and what it accepts.
+ */
+export const decodeListQuery = (raw: RawQuery): Result.Result<ListQuery, InvalidRequest> =>
+  Result.mapError(decodeRaw(onceEach(raw), LIST_QUERY_PARSE_OPTIONS), (error) => refusalOf(error.issue))
+
+/** `decodeListQuery` as an effect: `directory.list(caller, yield* ListQuery.decode({ tld: "com" }))`. */
+export const decode = (raw: RawQuery): Effect.Effect<ListQuery, InvalidRequest> => Effect.fromResult(decodeListQuery(raw))
+
+/** A name given once in array form reads like its plain value. */
+const onceEach = (raw: RawQuery): RawQuery => {
+  let single: Record<string, string | ReadonlyArray<string> | undefined> | undefined
+  for (const name in raw) {
+    const value = raw[name]
+    if (Array.isArray(value) && value.length === 1) (single ??= { ...raw })[name] = value[0]
+  }
+  return single ?? raw
 }
