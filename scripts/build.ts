@@ -1,7 +1,7 @@
 /**
  * `npm run build`: the `dropshelf` CLI bundled for deployment into `dist/` (`node dist/dropshelf.js
  * serve`). Development and the tests run the TypeScript sources directly; a bundle is what a
- * server should run (decision 0500, item 18):
+ * server should run (docs/decisions/0506-memory.md):
  * - no type stripping at run time (Node's stripper is a WebAssembly module of ~15 MB);
  * - only the modules the CLI uses, not every module behind a barrel import (`effect` alone is
  *   ~400 modules; the server uses a fraction);

@@ -15,7 +15,8 @@ export const stopsOnSignal = { gracefully: false }
  * a shared page statement (SharedReads) and often survive one, so V8 pretenures them, and the
  * old generation then fills with garbage that only a full mark-compact frees: measured, about
  * twenty 11-21 ms pauses in 16 s at 50 connections, which set the p99. Without pretenuring they
- * die young: 2 full collections, p99 22-27 ms instead of 32-53, req/s up ~15 % (decision 0500).
+ * die young: 2 full collections, p99 22-27 ms instead of 32-53, req/s up ~15 %
+ * (docs/decisions/0506-memory.md).
  * The flag only changes where new objects are allocated, so setting it at run time is safe.
  */
 const keepRequestGarbageYoung = () => setFlagsFromString("--no-allocation-site-pretenuring")

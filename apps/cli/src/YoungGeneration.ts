@@ -5,7 +5,7 @@
  * generation from then on (`v8.getHeapSpaceStatistics()`), most of its ~265 MB RSS. With 16 MB
  * semi-spaces (V8's default before it scaled them with memory) the same load leaves ~177 MB and
  * a million-row since pull after it peaks at ~184 MB instead of ~267; CPU per request did not
- * move (decision 0500, item 25).
+ * move (docs/decisions/0506-memory.md).
  *
  * The size is fixed when V8 starts, so it can only be given on node's command line:
  * `v8.setFlagsFromString` at run time changes nothing (measured). A serving command started

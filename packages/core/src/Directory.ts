@@ -55,7 +55,8 @@ import { RevealStore } from "./ports/RevealStore.ts"
 /**
  * Each use case runs in a span of its name (`Directory.readPage`…), as `Effect.fn(name)` would
  * give it, but without `Effect.fn`'s stack capture at every call: an `Error` made per call was
- * ~10 % of a list request's server CPU under load (decision 0500, item 24).
+ * ~10 % of a list request's server CPU under load
+ * (docs/decisions/0505-auth-and-request-costs.md).
  */
 const useCase = (name: string) => Effect.withSpan(name, undefined, { captureStackTrace: false })
 

@@ -28,8 +28,8 @@ export const rateLimitHeaders = (rate: RateLimiter.RateDecision, now: number): R
  * Authenticates the Bearer key (the plan is read afresh on every request), then counts the
  * request against the key's window, allowed or not. A 401 happens before counting: there is
  * no key to count. The rate-limit headers are attached to whatever response this request
- * ends with, refusals included. Its span captures no stack trace, like the use cases' (decision
- * 0500, item 24).
+ * ends with, refusals included. Its span captures no stack trace, like the use cases'
+ * (docs/decisions/0505-auth-and-request-costs.md).
  */
 export const ApiKeyAuthLive = Layer.effect(
   ApiKeyAuth,
