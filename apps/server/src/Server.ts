@@ -1,14 +1,15 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Config, Duration, Effect, Layer, Scope } from "effect"
+import { Config, Duration, Effect, Layer, type Logger, Scope } from "effect"
 import { HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
 import type { Directory, RateLimiter } from "@dropshelf/core"
 import { DropshelfApi } from "./api/Api.ts"
+import * as AccessLog from "./http/AccessLog.ts"
 import { boundary } from "./http/Boundary.ts"
 import { answerClientError } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
-import { McpRoute } from "./mcp/McpRoute.ts"
+import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
 
 export interface Options {
   readonly port: number
@@ -16,6 +17,8 @@ export interface Options {
   readonly host?: string | undefined
   /** How long in-flight requests may take to finish once shutdown starts; default 20 s. */
   readonly shutdownTimeout?: Duration.Input | undefined
+  /** Where the server's log lines go; default JSON lines on stdout. */
+  readonly logger?: Logger.Logger<unknown, unknown> | undefined
 }
 
 /** Liveness, outside `/api/v1`: no key, not rate limited. */
@@ -55,9 +58,10 @@ export const layer = (
     Effect.map(
       // Paths are case-sensitive, like the listing ids in them.
       HttpRouter.toHttpEffect(routes).pipe(Effect.provideService(HttpRouter.RouterConfig, { caseSensitive: true })),
-      (app) => HttpServer.serve(boundary(app))
+      (app) => HttpServer.serve(boundary(app, { "/healthz": ["GET"], "/docs": ["GET"], [MCP_PATH]: ["POST"] }))
     )
   ).pipe(
+    Layer.provide(AccessLog.layer(options.logger)),
     Layer.provideMerge(NodeHttpServer.layer(() => createServer().on("clientError", answerClientError), {
       port: options.port,
       host: options.host ?? "127.0.0.1",

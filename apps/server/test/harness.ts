@@ -3,7 +3,7 @@
  * it with plain `fetch`. Every exchange is recorded so a test can check it against the served
  * OpenAPI document afterwards.
  */
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import {
   type AccountStore,
@@ -19,7 +19,7 @@ import {
   type RevealStore
 } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Boundary, Server } from "@dropshelf/server"
+import { Server } from "@dropshelf/server"
 
 export type Ports =
   | ListingStore.ListingStore
@@ -73,9 +73,12 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
     Layer.provideMerge(adapter.layer()),
     Layer.provideMerge(StoreMemory.layerCrypto)
   )
-  const stack = Server.layer({ port: 0, host: "127.0.0.1", shutdownTimeout: "5 seconds" }).pipe(
-    Layer.provideMerge(core),
-    Layer.provide(Layer.succeed(Boundary.RequestLog, (line) => void logs.push(line)))
+  // What the server would log, as flat records: the annotations beside the level and message.
+  const logger = Logger.map(Logger.formatStructured, (entry) => {
+    logs.push({ ...entry.annotations, level: entry.level.toLowerCase(), message: entry.message })
+  })
+  const stack = Server.layer({ port: 0, host: "127.0.0.1", shutdownTimeout: "5 seconds", logger }).pipe(
+    Layer.provideMerge(core)
   )
   const runtime = ManagedRuntime.make(stack as Layer.Layer<HttpServer.HttpServer | Operators.Operators | Directory.Directory, unknown>)
   const address = await runtime.runPromise(HttpServer.HttpServer.useSync((server) => server.address))

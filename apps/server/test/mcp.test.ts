@@ -156,8 +156,9 @@ describe("MCP endpoint", () => {
     it("answers the preflight, and 405 with Allow for GET and DELETE (stateless: no stream, no session)", async () => {
       const preflight = await call(server, "OPTIONS", "/mcp")
       expect(preflight.status).toBe(204)
-      expect(preflight.headers.get("allow")).toBe("POST, OPTIONS")
+      expect(preflight.headers.get("access-control-allow-methods")).toContain("POST")
       expect(preflight.headers.get("access-control-allow-headers")).toContain("Authorization")
+      expect(preflight.headers.get("access-control-allow-headers")).toContain("Mcp-Protocol-Version")
       for (const method of ["GET", "DELETE", "PUT"]) {
         const response = await call(server, method, "/mcp")
         expect(response.status, method).toBe(405)

@@ -1,17 +1,19 @@
-import { Cause, Clock, Context, Effect } from "effect"
+import { Cause, Clock, Effect } from "effect"
 import { ByteSize } from "effect"
-import { HttpIncomingMessage, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import type * as SchemaIssue from "effect/SchemaIssue"
-import { ApiKey, ListQuery } from "@dropshelf/core"
-import { DropshelfApi } from "../api/Api.ts"
+import { ApiKey, Directory, ListQuery, RateLimiter } from "@dropshelf/core"
+import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
-import { stdoutLines } from "./LineWriter.ts"
+import { rateLimitHeaders } from "./ApiKeyAuth.ts"
 
 /*
- * The HTTP boundary around every route: CORS and the preflight, 405 with `Allow`, the body
- * cap, the JSON error envelope for every refusal the framework would otherwise answer in its
- * own way (unknown routes, undecodable input, defects), and one JSON log line per request.
+ * The HTTP boundary around every route. The framework routes, answers the CORS preflight and
+ * adds the CORS headers (`HttpMiddleware.cors`); this module keeps what the spec makes ours:
+ * 405 with `Allow` (the router has no notion of it), the body cap, the JSON error envelope for
+ * every refusal the framework would answer in its own way, the rate-limit headers on the
+ * answers given before any handler ran, and one log line per request.
  */
 
 /** Request bodies are capped: the largest body any endpoint takes is a few dozen bytes. */
@@ -20,17 +22,19 @@ export const MAX_BODY_BYTES = 16 * 1024
 export const EXPOSED_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]
 export const WWW_AUTHENTICATE = "Bearer realm=\"dropshelf\""
 
+/** The headers a browser may send on a cross-origin request, REST and MCP alike. */
+const ALLOWED_HEADERS = ["Authorization", "Content-Type", "Accept", "Mcp-Protocol-Version", "Mcp-Session-Id", "Last-Event-ID"]
+
 interface KnownPath {
   readonly pattern: RegExp
-  readonly template: string
   readonly methods: ReadonlyArray<string>
 }
 
 const toPattern = (path: string) =>
   new RegExp(`^${path.split("/").map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("/")}/?$`)
 
-/** Every path the server answers and its methods, read from the API definition itself. */
-const knownPaths: ReadonlyArray<KnownPath> = (() => {
+/** Every path the server answers and its methods: the API definition's, plus the routes outside it. */
+const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): ReadonlyArray<KnownPath> => {
   const byPath = new Map<string, Set<string>>()
   const add = (path: string, method: string) => {
     const methods = byPath.get(path) ?? new Set<string>()
@@ -40,30 +44,20 @@ const knownPaths: ReadonlyArray<KnownPath> = (() => {
   for (const group of Object.values(DropshelfApi.groups)) {
     for (const endpoint of Object.values(group.endpoints)) add(endpoint.path, endpoint.method)
   }
-  add("/healthz", "GET")
-  add("/docs", "GET")
+  for (const [path, methods] of Object.entries(outside)) for (const method of methods) add(path, method)
   return [...byPath].map(([template, methods]) => {
     const list = [...methods]
     if (list.includes("GET")) list.push("HEAD")
     list.push("OPTIONS")
-    return { template, pattern: toPattern(template), methods: list }
+    return { pattern: toPattern(template), methods: list }
   })
-})()
-
-/** Matches as the router does: duplicate slashes and one trailing slash are ignored; case is not. */
-export const matchPath = (pathname: string): KnownPath | undefined => {
-  const normalized = pathname.replace(/\/{2,}/g, "/")
-  return knownPaths.find((known) => known.pattern.test(normalized))
 }
 
-/**
- * One structured line per request, on stdout, written once per turn of the event loop with the
- * other lines of that turn (LineWriter); replaceable so tests can read what would be written.
- */
-export class RequestLog extends Context.Reference<(line: Record<string, unknown>) => void>(
-  "@dropshelf/server/RequestLog",
-  { defaultValue: () => (line) => stdoutLines(JSON.stringify(line)) }
-) {}
+/** Matches as the router does: duplicate slashes and one trailing slash are ignored; case is not. */
+const matchPath = (table: ReadonlyArray<KnownPath>, pathname: string): KnownPath | undefined => {
+  const normalized = pathname.replace(/\/{2,}/g, "/")
+  return table.find((known) => known.pattern.test(normalized))
+}
 
 export const errorResponse = (status: number, fields: ErrorFields, headers: Record<string, string> = {}) =>
   HttpServerResponse.jsonUnsafe({ error: fields }, { status, headers })
@@ -188,41 +182,64 @@ const enveloped = (response: HttpServerResponse.HttpServerResponse, pathname: st
   }
 }
 
-const withCors = (response: HttpServerResponse.HttpServerResponse) =>
-  HttpServerResponse.setHeaders(response, {
-    "access-control-allow-origin": "*",
-    "access-control-expose-headers": EXPOSED_HEADERS.join(", ")
+const keyPrefixOf = (secret: string | undefined): string | null =>
+  secret !== undefined && ApiKey.isWellFormedKey(secret) ? ApiKey.prefixOf(secret) : null
+
+const bearerOf = (authorization: string | undefined): string | undefined =>
+  authorization === undefined ? undefined : /^bearer\s+(\S+)$/i.exec(authorization.trim())?.[1]
+
+/**
+ * Paths whose every answer counts against the caller's key: the REST API. Not `/mcp`, where
+ * an MCP client's probe for a server stream (a GET, answered 405) is part of connecting.
+ */
+const isKeyed = (pathname: string) => pathname.startsWith(`${API_PREFIX}/`)
+
+/**
+ * Wraps the router's handler with the conventions every response shares. `outside` names the
+ * routes beyond the API definition and their methods, for 405 and `Allow`.
+ */
+export const boundary = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  outside: Readonly<Record<string, ReadonlyArray<string>>>
+) => {
+  const table = routeTable(outside)
+  const cors = HttpMiddleware.cors({
+    allowedMethods: [...new Set(table.flatMap((known) => known.methods))],
+    allowedHeaders: ALLOWED_HEADERS,
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600
   })
 
-const keyPrefixOf = (authorization: string | undefined): string | null => {
-  const match = authorization === undefined ? null : /^bearer\s+(\S+)$/i.exec(authorization.trim())
-  const secret = match?.[1]
-  return secret !== undefined && ApiKey.isWellFormedKey(secret) ? ApiKey.prefixOf(secret) : null
-}
+  /**
+   * An answer given before any handler read the key (405, 413, an unknown route) still counts
+   * against a valid key and carries its rate-limit headers, as every keyed response does; over
+   * the limit it is the 429 any other request would get.
+   */
+  const counted = Effect.fnUntraced(function*(secret: string, response: HttpServerResponse.HttpServerResponse) {
+    const directory = yield* Directory.Directory
+    const caller = yield* Effect.option(directory.authenticate(secret))
+    if (caller._tag === "None") return response
+    const limiter = yield* RateLimiter.RateLimiter
+    const rate = yield* limiter.hit(caller.value.key.id, caller.value.plan.requestsPerMinute)
+    const headers = rateLimitHeaders(rate, yield* Clock.currentTimeMillis)
+    if (rate.allowed) return HttpServerResponse.setHeaders(response, headers)
+    return errorResponse(429, {
+      code: "rate_limited",
+      message: `This key is over its ${rate.limit} requests per minute; retry after ${headers["retry-after"]} s`
+    }, headers)
+  })
 
-/** Wraps the router's handler with the conventions every response shares. */
-export const boundary = <E, R>(
-  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R | HttpServerRequest.HttpServerRequest> =>
-  Effect.gen(function*() {
+  return cors(Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const started = yield* Clock.currentTimeMillis
     const pathname = pathnameOf(request.url)
-    const known = matchPath(pathname)
+    const known = matchPath(table, pathname)
     const method = request.method.toUpperCase()
+    const secret = bearerOf(request.headers.authorization)
     let fault: Cause.Cause<unknown> | undefined
+    let beforeHandler = true
     let response: HttpServerResponse.HttpServerResponse
-    if (known !== undefined && method === "OPTIONS") {
-      response = HttpServerResponse.empty({
-        status: 204,
-        headers: {
-          allow: known.methods.join(", "),
-          "access-control-allow-methods": known.methods.join(", "),
-          "access-control-allow-headers": "Authorization, Content-Type",
-          "access-control-max-age": "600"
-        }
-      })
-    } else if (known !== undefined && !known.methods.includes(method)) {
+    if (known !== undefined && !known.methods.includes(method)) {
       response = errorResponse(405, {
         code: "method_not_allowed",
         message: `${pathname} accepts ${known.methods.join(", ")}`
@@ -230,6 +247,7 @@ export const boundary = <E, R>(
     } else if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
       response = tooLarge()
     } else {
+      beforeHandler = known === undefined
       response = yield* app.pipe(
         Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
         Effect.catchCause((cause) => {
@@ -241,18 +259,21 @@ export const boundary = <E, R>(
     }
     response = enveloped(response, pathname)
     if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", WWW_AUTHENTICATE)
-    response = withCors(response)
+    if (beforeHandler && secret !== undefined && ApiKey.isWellFormedKey(secret) && isKeyed(pathname)) {
+      response = yield* counted(secret, response)
+    }
     const finished = yield* Clock.currentTimeMillis
-    const log = yield* RequestLog
-    log({
-      time: new Date(finished).toISOString(),
-      level: response.status >= 500 ? "error" : "info",
-      method,
-      path: pathname,
-      status: response.status,
-      duration_ms: finished - started,
-      key_prefix: keyPrefixOf(request.headers.authorization),
-      ...(fault !== undefined ? { fault: Cause.pretty(fault) } : {})
-    })
+    const line = `${method} ${pathname} ${response.status}`
+    yield* (response.status >= 500 ? Effect.logError(line) : Effect.logInfo(line)).pipe(
+      Effect.annotateLogs({
+        method,
+        path: pathname,
+        status: response.status,
+        duration_ms: finished - started,
+        key_prefix: keyPrefixOf(secret),
+        ...(fault !== undefined ? { fault: Cause.pretty(fault) } : {})
+      })
+    )
     return response
-  })
+  }))
+}

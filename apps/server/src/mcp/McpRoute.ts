@@ -5,7 +5,7 @@ import { Directory, RateLimiter } from "@dropshelf/core"
 import { API_VERSION } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
 import { rateLimitHeaders } from "../http/ApiKeyAuth.ts"
-import { errorResponse, RequestLog, WWW_AUTHENTICATE } from "../http/Boundary.ts"
+import { errorResponse, WWW_AUTHENTICATE } from "../http/Boundary.ts"
 import { toApiError } from "../http/ErrorMapping.ts"
 import { TOOLS, type ToolDefinition } from "./Tools.ts"
 
@@ -20,7 +20,6 @@ import { TOOLS, type ToolDefinition } from "./Tools.ts"
  */
 
 export const MCP_PATH = "/mcp"
-const ALLOW = "POST, OPTIONS"
 
 const INSTRUCTIONS =
   "dropshelf is a directory of expired and dropped domain names that still have backlinks. Search with search_listings, " +
@@ -94,7 +93,6 @@ interface CallContext {
   /** The rate decision for one tool call of this POST: the POST's own count for the first, a new count for each later one. */
   readonly admit: () => Promise<Admission>
   readonly context: Context.Context<never>
-  readonly log: (line: Record<string, unknown>) => void
 }
 
 const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
@@ -119,13 +117,11 @@ const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<
     )
   )
   if (Exit.isSuccess(exit)) return exit.value
-  call.log({
-    time: new Date().toISOString(),
-    level: "error",
-    path: MCP_PATH,
-    tool: tool.name,
-    fault: Cause.pretty(exit.cause)
-  })
+  Effect.runSyncWith(call.context)(
+    Effect.logError(`tool ${tool.name} failed`).pipe(
+      Effect.annotateLogs({ path: MCP_PATH, tool: tool.name, fault: Cause.pretty(exit.cause) })
+    )
+  )
   return refused({
     code: "server_error",
     message: "The service failed; retry with backoff",
@@ -154,25 +150,8 @@ const exchange = async (call: CallContext, url: string, headers: Record<string, 
   }
 }
 
-const preflight = () =>
-  HttpServerResponse.empty({
-    status: 204,
-    headers: {
-      allow: ALLOW,
-      "access-control-allow-methods": ALLOW,
-      "access-control-allow-headers": "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID",
-      "access-control-max-age": "600"
-    }
-  })
-
 const handle = (directory: Directory.Directory["Service"], limiter: RateLimiter.RateLimiter["Service"]) =>
   Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
-    const method = request.method.toUpperCase()
-    if (method === "OPTIONS") return preflight()
-    if (method !== "POST") {
-      // Stateless: no server-initiated stream (GET) and no session to delete (DELETE).
-      return errorResponse(405, { code: "method_not_allowed", message: `${MCP_PATH} accepts ${ALLOW}` }, { allow: ALLOW })
-    }
     const authenticated = yield* Effect.result(directory.authenticate(bearerOf(request.headers.authorization)))
     if (Result.isFailure(authenticated)) {
       return errorResponse(401, toApiError(authenticated.failure, "read").error, { "www-authenticate": WWW_AUTHENTICATE })
@@ -206,7 +185,6 @@ const handle = (directory: Directory.Directory["Service"], limiter: RateLimiter.
       if (value !== undefined) forwarded[name] = value
     }
     const context = yield* Effect.context<never>()
-    const log = yield* RequestLog
     // The response's rate-limit headers tell the last count this POST made (the lowest remaining).
     let last = first
     let admitted = 0
@@ -217,7 +195,7 @@ const handle = (directory: Directory.Directory["Service"], limiter: RateLimiter.
       return counted
     }
     const response = yield* Effect.promise(() =>
-      exchange({ directory, caller, admit, context, log }, `http://localhost${request.url}`, forwarded, body, parsed)
+      exchange({ directory, caller, admit, context }, `http://localhost${request.url}`, forwarded, body, parsed)
     )
     return HttpServerResponse.setHeaders(HttpServerResponse.fromWeb(response), rateLimitHeaders(last.rate, last.now))
   })
@@ -226,5 +204,7 @@ const handle = (directory: Directory.Directory["Service"], limiter: RateLimiter.
 export const McpRoute = Layer.unwrap(Effect.gen(function*() {
   const directory = yield* Directory.Directory
   const limiter = yield* RateLimiter.RateLimiter
-  return HttpRouter.add("*", MCP_PATH, handle(directory, limiter))
+  // POST only: stateless, so no server-initiated stream (GET) and no session to delete (DELETE);
+  // the boundary answers other methods 405.
+  return HttpRouter.add("POST", MCP_PATH, handle(directory, limiter))
 }))
