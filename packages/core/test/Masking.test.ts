@@ -64,7 +64,16 @@ describe("Masking.maskHint", () => {
     ["coffee.com", "c*****.com"],
     ["x.com", "*.com"],
     ["a-b.com", "a-*.com"],
-    ["x.co.uk", "*.co.uk"]
+    ["x.co.uk", "*.co.uk"],
+    // An invented word is one word: its first letter and nothing more, however it splits.
+    ["quvexo.io", "q*****.io"],
+    ["trelvik.com", "t******.com"],
+    ["shopify.com", "s******.com"],
+    ["quvexo24.com", "q*****24.com"],
+    ["24quvexo.com", "2*******.com"],
+    ["best-quvexo.com", "b***-******.com"],
+    ["thebestpizza.com", "t******pizza.com"],
+    ["news24.com", "n***24.com"]
   ])("masks %s as %s", (domain, expected) => {
     assert.strictEqual(Masking.maskHint(domain), expected)
   })
@@ -119,9 +128,10 @@ describe("Masking.maskHint", () => {
     fc.assert(fc.property(name, (generated) => {
       const { label } = generated
       const words = Masking.labelWords(label)
-      const lastWord = words[words.length - 1]!
+      const last = words[words.length - 1]!
+      const lastWord = last.text
       const lastStart = label.length - lastWord.length
-      fc.pre(label.endsWith(lastWord) && lastStart > 0)
+      fc.pre(last.known && label.endsWith(lastWord) && lastStart > 0)
       const wouldShowAll = [...label].every((char, i) => i === 0 || char === "-" || i >= lastStart)
       const masked = maskedLabel(generated)
       if (wouldShowAll) {
@@ -135,7 +145,7 @@ describe("Masking.maskHint", () => {
   it("keeps the last hyphen-separated word of a multi-part name", () => {
     const hyphenated = fc
       .tuple(word, word, fc.constantFrom(...suffixes))
-      .filter(([, last]) => Masking.labelWords(last).length === 1)
+      .filter(([, last]) => Masking.labelWords(last).length === 1 && Masking.labelWords(last)[0]!.known)
     fc.assert(fc.property(hyphenated, ([first, last, suffix]) => {
       assert.isTrue(Masking.maskHint(`${first}-${last}.${suffix}`).endsWith(`-${last}.${suffix}`))
     }))
@@ -145,8 +155,9 @@ describe("Masking.maskHint", () => {
     fc.assert(fc.property(name, (generated) => {
       const { label } = generated
       const words = Masking.labelWords(label)
-      const lastWord = words[words.length - 1]!
-      const lastStart = label.endsWith(lastWord) && label.length > lastWord.length
+      const last = words[words.length - 1]!
+      const lastWord = last.known ? last.text : ""
+      const lastStart = lastWord.length > 0 && label.endsWith(lastWord) && label.length > lastWord.length
         ? label.length - lastWord.length
         : label.length
       const masked = maskedLabel(generated)
@@ -163,7 +174,14 @@ describe("Masking.wordCount", () => {
     ["green-energy-hub.co.uk", 3],
     ["coffee.com", 1],
     ["coffee123.com", 2],
-    ["shop-24-7.io", 3]
+    ["shop-24-7.io", 3],
+    ["quvexo.io", 1],
+    ["trelvik.com", 1],
+    ["zentrova.com", 1],
+    ["solvana.com", 1],
+    ["shopify.com", 1],
+    ["quvexo24.com", 2],
+    ["best-quvexo.com", 2]
   ])("counts %s as %i words", (domain, expected) => {
     assert.strictEqual(Masking.wordCount(domain), expected)
   })
@@ -172,6 +190,129 @@ describe("Masking.wordCount", () => {
     fc.assert(fc.property(name, ({ domain, label }) => {
       assert.isAtLeast(Masking.wordCount(domain), label.split("-").length)
     }))
+  })
+})
+
+/*
+ * What counts as a word. wordsninja spells any letters with dictionary entries, so a made-up
+ * brand name came out as fragments (`quvexo` → `qu`, `vex`, `o`) whose "last word" the mask
+ * then disclosed. Real compounds must keep their words; invented ones are one word.
+ */
+describe("Masking: invented words and real compounds", () => {
+  const inDictionary = new Set(dictionary)
+
+  /** Whether `text` is a run of two or more common words, found exhaustively (not by wordsninja's split). */
+  const spellsCommonWords = (text: string): boolean => {
+    // pieces[i]: the fewest common words spelling text.slice(0, i), Infinity where none does.
+    const pieces = new Array<number>(text.length + 1).fill(Infinity)
+    pieces[0] = 0
+    for (let end = 1; end <= text.length; end++) {
+      for (let start = 0; start < end; start++) {
+        if (pieces[start]! < Infinity && Masking.isCommonWord(text.slice(start, end))) {
+          pieces[end] = Math.min(pieces[end]!, pieces[start]! + 1)
+        }
+      }
+    }
+    return pieces[text.length]! < Infinity
+  }
+
+  /** Brandable syllables: an onset, a vowel, sometimes a closing consonant. */
+  const syllable = fc
+    .tuple(
+      fc.constantFrom(..."bcdfghjklmnpqrstvwxz".split(""), "br", "tr", "kr", "pl", "sk", "st", "qu", "th", "vr", "zh"),
+      fc.constantFrom(..."aeiouy".split("")),
+      fc.constantFrom("", "", "", "n", "r", "l", "x", "k", "s", "m", "v", "z")
+    )
+    .map(([onset, vowel, coda]) => onset + vowel + coda)
+
+  /** A made-up word: no dictionary entry, and no run of common words either. */
+  const invented = fc
+    .array(syllable, { minLength: 2, maxLength: 4 })
+    .map((syllables) => syllables.join(""))
+    .filter((text) => !inDictionary.has(text) && !spellsCommonWords(text))
+
+  const onlyFirstLetter = (label: string) => label[0] + "*".repeat(label.length - 1)
+
+  it("counts an invented label as one word and masks all of it but its first letter", () => {
+    fc.assert(fc.property(invented, fc.constantFrom(...suffixes), (label, suffix) => {
+      const domain = `${label}.${suffix}`
+      assert.strictEqual(Masking.wordCount(domain), 1, Masking.labelWords(label).map((w) => w.text).join("|"))
+      assert.strictEqual(Masking.maskHint(domain), `${onlyFirstLetter(label)}.${suffix}`)
+    }), { numRuns: 1000 })
+  })
+
+  it("never discloses an invented word beside digits or hyphenated words", () => {
+    const withNeighbour = fc.tuple(
+      invented,
+      fc.oneof(digits.map((d) => ({ before: d, after: "" })), digits.map((d) => ({ before: "", after: d }))),
+      fc.option(word, { nil: undefined })
+    )
+    fc.assert(fc.property(withNeighbour, ([name, { after, before }, hyphenated]) => {
+      const label = (hyphenated === undefined ? "" : `${hyphenated}-`) + before + name + after
+      const masked = Masking.maskHint(`${label}.com`)
+      const at = label.length - after.length - name.length
+      assert.strictEqual(masked.slice(at, at + name.length), at === 0 ? onlyFirstLetter(name) : "*".repeat(name.length))
+      assert.include(Masking.labelWords(label).map((w) => w.text), name)
+    }), { numRuns: 500 })
+  })
+
+  /** Words a domain label is made of; each is a common word on its own. */
+  const vocabulary = (
+    "best coffee shop green energy cheap flights pizza home plans travel guide garden music news daily city " +
+    "river market solar water fresh local smart money online games books health family kids dogs cats food " +
+    "wine beer bike cars auto farm golden silver blue black happy free quick easy royal urban digital tech " +
+    "media design studio photo sport fitness yoga beach ocean island mountain forest valley lake park hotel " +
+    "tours rent loans bank cash trade gold stone light sound story paper phone radio camera film movie dance " +
+    "party wedding gift flower fruit bread cake salt honey cheese chicken fish grill kitchen table chair " +
+    "window floor sleep dream night morning summer winter"
+  ).split(" ")
+
+  it("has a vocabulary of common words", () => {
+    for (const word of vocabulary) assert.isTrue(Masking.isCommonWord(word), word)
+  })
+
+  it.each([
+    ["bestcoffee.com", 2],
+    ["news24.com", 2],
+    ["greenhouseplans.com", 2],
+    ["cheapflights.com", 2],
+    ["thebestpizza.com", 3],
+    ["bitcoinwallet.com", 2],
+    ["carinsurance.com", 2],
+    ["dogtraining.com", 2],
+    ["weddingphotos.net", 2],
+    ["organicfood.org", 2],
+    ["techblog.io", 2],
+    ["solarpanels.co.uk", 2],
+    ["yogastudio.com", 2],
+    ["usedcars.com", 2],
+    ["citytours.com", 2],
+    ["sunsetvillas.com", 2],
+    ["newyorkpizza.com", 3],
+    ["schoolsupplies.com", 2],
+    ["guitarlessons.com", 2],
+    ["stockmarket.io", 2],
+    ["handmadejewelry.com", 2],
+    ["homedecor.com", 2],
+    ["cheapflightdeals.com", 3],
+    ["freeonlinegames.com", 3],
+    ["bestpetfood.com", 3],
+    ["usedcarparts.com", 3],
+    ["24hourfitness.com", 3],
+    ["coffee123.com", 2],
+    ["best4pets.com", 3]
+  ])("keeps the words of the real compound %s (%i)", (domain, expected) => {
+    assert.strictEqual(Masking.wordCount(domain), expected)
+  })
+
+  it("keeps every word of a compound of common words that the segmenter recovers", () => {
+    const compound = fc.array(fc.constantFrom(...vocabulary), { minLength: 2, maxLength: 3 })
+    fc.assert(fc.property(compound, fc.constantFrom(...suffixes), (words, suffix) => {
+      const label = words.join("")
+      fc.pre(Masking.splitSentence(label).join(" ") === words.join(" "))
+      assert.deepStrictEqual(Masking.labelWords(label), words.map((text) => ({ text, known: true })))
+      assert.isTrue(Masking.maskHint(`${label}.${suffix}`).endsWith(`${words[words.length - 1]}.${suffix}`))
+    }), { numRuns: 500 })
   })
 })
 

@@ -1,5 +1,7 @@
+import { ListingFilter, Masking } from "@dropshelf/core"
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
+import { json, textOrNull } from "./Rows.ts"
 
 /*
  * Versioned schema changes, applied in id order by effect/sql's Migrator, which records them
@@ -163,10 +165,50 @@ const rowVersionAndAuthNotify = statements(
     FOR EACH STATEMENT EXECUTE FUNCTION dropshelf_notify_auth()`
 )
 
+/** Rows read per statement while reshaping names. */
+const RESHAPE_CHUNK = 1000
+
+/*
+ * 0003: mask_hint, word_count and search_text are computed at write time; rows written before
+ * invented labels became one word keep a mask that discloses fragments of the name. Recompute
+ * them with the core's own functions and rewrite the rows whose shape changed (and only those,
+ * so the since feed carries just them). A null mask_hint stays null for `masks backfill`.
+ */
+const reshapeNames = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  let after = ""
+  while (true) {
+    const rows = yield* sql<Record<string, unknown>>`SELECT id, domain, mask_hint, word_count, tags, category,
+      blurb FROM listings WHERE id > ${after} ORDER BY id LIMIT ${RESHAPE_CHUNK}`
+    if (rows.length === 0) return
+    after = String(rows[rows.length - 1]!.id)
+    const changed = rows.flatMap((row) => {
+      const shape = Masking.nameShape(String(row.domain))
+      const stored = textOrNull(row.mask_hint)
+      const maskHint = stored === null ? null : shape.maskHint
+      if (maskHint === stored && shape.wordCount === Number(row.word_count)) return []
+      const searchText = ListingFilter.searchText({
+        maskHint,
+        tags: json(row.tags) as ReadonlyArray<string>,
+        category: textOrNull(row.category),
+        blurb: textOrNull(row.blurb)
+      })
+      return [{ id: row.id, mask_hint: maskHint, word_count: shape.wordCount, search_text: searchText }]
+    })
+    if (changed.length === 0) continue
+    yield* sql`UPDATE listings AS l
+      SET mask_hint = r.mask_hint, word_count = r.word_count, search_text = r.search_text
+      FROM jsonb_to_recordset(${JSON.stringify(changed)}::jsonb)
+        AS r(id text, mask_hint text, word_count integer, search_text text)
+      WHERE l.id = r.id`
+  }
+})
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
-  "0002_row_version_and_auth_notify": rowVersionAndAuthNotify
+  "0002_row_version_and_auth_notify": rowVersionAndAuthNotify,
+  "0003_reshape_invented_names": reshapeNames
 }
 
 const run = Migrator.make({})

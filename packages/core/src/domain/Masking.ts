@@ -9,10 +9,9 @@ import dictionary from "wordsninja/words-en.json" with { type: "json" }
  *
  * The split is wordsninja's own (`splitSentence`), word for word: the same dictionary, the same
  * costs, the same choice among equal costs, and a test holds the two together. It is computed
- * here because wordsninja's takes ~136 µs a name (it looks back up to 58 characters from every
- * position, lower-casing a fresh substring each time, and walks the best path three times):
- * most of an import's CPU time (docs/performance.md). The trie is built on first use, so a
- * process that never masks (the API server) never holds it.
+ * here because wordsninja's is most of an import's CPU time (it looks back up to 58 characters
+ * from every position, lower-casing a fresh substring each time; docs/performance.md). The
+ * trie is built on first use, so a process that never masks (the API server) never holds it.
  */
 
 /*
@@ -20,8 +19,7 @@ import dictionary from "wordsninja/words-en.json" with { type: "json" }
  * by walking back from it one character at a time and stopping where no word continues: a few
  * steps, no substrings. Each node's children sit side by side in flat arrays (`first[node]` to
  * `first[node + 1]` in `symbols` and `children`), found by a short scan: a Map keyed by
- * (node, symbol) over the ~600 000 edges cost a cache miss per step (bench/masking.ts:
- * ~14 → ~7 µs a name).
+ * (node, symbol) over the ~600 000 edges cost a cache miss per step (bench/masking.ts).
  */
 const ALPHABET = 38
 /** a-z → 1-26, 0-9 → 27-36, `'` → 37; splitSentence never passes anything else. */
@@ -34,6 +32,8 @@ interface Trie {
   readonly children: Int32Array
   /** wordsninja's cost of the word ending at a node, NaN where none does. */
   readonly cost: Float64Array
+  /** The word's place in the frequency-ranked dictionary (0 = most frequent), -1 where none ends. */
+  readonly rank: Int32Array
 }
 
 let trie: Trie | undefined
@@ -43,7 +43,7 @@ const dictionaryTrie = (): Trie => {
   // Built with a Map first, then laid out flat.
   const next = new Map<number, number>()
   let nodes = 1
-  const ends: Array<[node: number, cost: number]> = []
+  const ends: Array<[node: number, rank: number]> = []
   words.forEach((word, index) => {
     let node = 0
     for (let i = word.length - 1; i >= 0; i--) {
@@ -55,8 +55,7 @@ const dictionaryTrie = (): Trie => {
       }
       node = child
     }
-    // wordsninja's loadDictionary: log(rank × log(size)); a repeated word keeps its last rank.
-    ends.push([node, Math.log((index + 1) * Math.log(words.length))])
+    ends.push([node, index])
   })
   const first = new Int32Array(nodes + 1)
   for (const key of next.keys()) first[Math.floor(key / ALPHABET) + 1]! += 1
@@ -70,8 +69,13 @@ const dictionaryTrie = (): Trie => {
     children[slot] = child
   }
   const cost = new Float64Array(nodes).fill(Number.NaN)
-  for (const [node, wordCost] of ends) cost[node] = wordCost
-  trie = { first, symbols, children, cost }
+  const rank = new Int32Array(nodes).fill(-1)
+  // wordsninja's loadDictionary: log(rank × log(size)); a repeated word keeps its last rank.
+  for (const [node, index] of ends) {
+    cost[node] = Math.log((index + 1) * Math.log(words.length))
+    rank[node] = index
+  }
+  trie = { first, symbols, children, cost, rank }
   return trie
 }
 
@@ -84,17 +88,25 @@ const childOf = (trie: Trie, node: number, symbol: number): number => {
   return -1
 }
 
+/** A dictionary word of a split and its frequency rank. */
+interface Piece {
+  readonly word: string
+  readonly rank: number
+}
+
 /** wordsninja's `splitWords`: the cheapest sequence of dictionary words spelling `text`. */
-const splitWords = (text: string): Array<string> => {
+const splitPieces = (text: string): Array<Piece> => {
   const reversed = dictionaryTrie()
   const wordCost = reversed.cost
   const lower = text.toLowerCase()
   const cost = new Float64Array(text.length + 1)
   const length = new Int32Array(text.length + 1)
+  const rank = new Int32Array(text.length + 1)
   for (let end = 1; end <= text.length; end++) {
     // The shortest word wins a tie, as wordsninja scans candidates shortest first with `<`.
     let best = Number.MAX_SAFE_INTEGER
     let bestLength = 0
+    let bestRank = -1
     let node = 0
     for (let size = 1; size <= end; size++) {
       const child = childOf(reversed, node, symbolOf(lower.charCodeAt(end - size)))
@@ -106,21 +118,25 @@ const splitWords = (text: string): Array<string> => {
       if (total < best) {
         best = total
         bestLength = size
+        bestRank = reversed.rank[node]!
       }
     }
     cost[end] = best
     length[end] = bestLength
+    rank[end] = bestRank
   }
-  const words: Array<string> = []
+  const pieces: Array<Piece> = []
   for (let end = text.length; end > 0;) {
     const size = length[end]!
     // wordsninja loops forever on a character its dictionary lacks; every letter and digit is in it.
     if (size === 0) throw new Error(`no dictionary word ends at ${end} in "${text}"`)
-    words.push(text.slice(end - size, end))
+    pieces.push({ word: text.slice(end - size, end), rank: rank[end]! })
     end -= size
   }
-  return words.reverse()
+  return pieces.reverse()
 }
+
+const splitWords = (text: string): Array<string> => splitPieces(text).map((piece) => piece.word)
 
 /** wordsninja's `splitSentence`: runs of letters, digits and apostrophes, each split into words. */
 export const splitSentence = (text: string): Array<string> => text.split(/[^a-zA-Z0-9']+/).flatMap(splitWords)
@@ -145,32 +161,85 @@ export const isRegistrable = (name: string): boolean => {
   return parsed.domain === name && parsed.publicSuffix !== null && parsed.publicSuffix !== name
 }
 
-/** Words of one hyphen-free segment; a run of digits counts as one word. */
-const segmentWords = (segment: string): ReadonlyArray<string> => {
-  if (segment.length === 0) return []
-  const tokens: ReadonlyArray<string> = splitSentence(segment)
-  const words: Array<string> = []
-  for (const token of tokens) {
-    const previous = words.length - 1
-    if (previous >= 0 && /^\d+$/.test(token) && /^\d+$/.test(words[previous]!)) {
-      words[previous] += token
+/*
+ * What counts as a word. wordsninja spells any text with dictionary entries, so an invented
+ * label (`quvexo` → `qu`, `vex`, `o`) comes out as fragments, and keeping "the last word" would
+ * disclose letters of a name the caller has not revealed. A split into several pieces is kept
+ * only when every piece is a common word; otherwise the letters are one invented word, which a
+ * mask never discloses. The dictionary is ranked by frequency in
+ * a web corpus full of names and abbreviations, so the shorter a piece, the more common it must
+ * be for its presence to mean a word rather than a chance match (decision 0003).
+ */
+const COMMON_THREE_LETTER_RANK = 5_000
+const COMMON_FOUR_LETTER_RANK = 20_000
+
+const DIGITS = /^\d+$/
+
+const isCommonPiece = ({ rank, word }: Piece): boolean =>
+  rank >= 0 && word.length >= 3 &&
+  (word.length > 4 || rank < (word.length === 3 ? COMMON_THREE_LETTER_RANK : COMMON_FOUR_LETTER_RANK))
+
+/** Whether `word` is a dictionary word common enough to count as a word inside a longer run of letters. */
+export const isCommonWord = (word: string): boolean => {
+  const reversed = dictionaryTrie()
+  const lower = word.toLowerCase()
+  let node = 0
+  for (let i = lower.length - 1; i >= 0 && node >= 0; i--) node = childOf(reversed, node, symbolOf(lower.charCodeAt(i)))
+  return node > 0 && isCommonPiece({ word, rank: reversed.rank[node]! })
+}
+
+/** A word of a label: a dictionary word, a run of digits, or letters that are neither (a name). */
+export interface Word {
+  readonly text: string
+  /** A dictionary word or a run of digits, which a mask may disclose; false for invented letters. */
+  readonly known: boolean
+}
+
+/**
+ * Words of one hyphen-free segment: runs of digits, and between them runs of letters, each one
+ * dictionary word, several common words, or else one invented word.
+ */
+const segmentWords = (segment: string): ReadonlyArray<Word> => {
+  const words: Array<Word> = []
+  let letters: Array<Piece> = []
+  const endLetters = () => {
+    if (letters.length === 0) return
+    if (letters.length === 1 || letters.every(isCommonPiece)) {
+      for (const piece of letters) words.push({ text: piece.word, known: true })
     } else {
-      words.push(token)
+      words.push({ text: letters.map((piece) => piece.word).join(""), known: false })
+    }
+    letters = []
+  }
+  for (const run of segment.split(/[^a-zA-Z0-9']+/)) {
+    for (const piece of splitPieces(run)) {
+      if (!DIGITS.test(piece.word)) {
+        letters.push(piece)
+        continue
+      }
+      endLetters()
+      const previous = words[words.length - 1]
+      if (previous !== undefined && DIGITS.test(previous.text)) {
+        words[words.length - 1] = { text: previous.text + piece.word, known: true }
+      } else {
+        words.push({ text: piece.word, known: true })
+      }
     }
   }
+  endLetters()
   return words
 }
 
 /** The words of a label, in order, across its hyphens. */
-export const labelWords = (label: string): ReadonlyArray<string> => label.split("-").flatMap(segmentWords)
+export const labelWords = (label: string): ReadonlyArray<Word> => label.split("-").flatMap(segmentWords)
 
 export const wordCount = (domain: string): number => nameShape(domain).wordCount
 
 /**
  * Keeps the true length, the first character, the hyphens, the public suffix and the last word
- * of the label; every other character becomes `*`. When those kept parts would spell the whole
- * label (one word, or a first letter plus a last word that covers the rest) the last word is
- * masked too; a one-character label is masked entirely.
+ * of the label unless it is an invented word; every other character becomes `*`. When
+ * those kept parts would spell the whole label (one word, or a first letter plus a last word
+ * that covers the rest) the last word is masked too; a one-character label is masked entirely.
  */
 export const maskHint = (domain: string): string => nameShape(domain).maskHint
 
@@ -185,7 +254,8 @@ export const nameShape = (domain: string): { readonly maskHint: string; readonly
   if (label.length > 1) kept[0] = true
 
   const words = labelWords(label)
-  const lastWord = words[words.length - 1] ?? ""
+  const last = words[words.length - 1]
+  const lastWord = last?.known === true ? last.text : ""
   const lastWordStart = label.length - lastWord.length
   if (lastWord.length > 0 && label.endsWith(lastWord) && lastWordStart > 0) {
     for (let i = lastWordStart; i < label.length; i++) kept[i] = true
