@@ -1,8 +1,21 @@
 /**
  * The load generator, run as its own process so that it does not share an event loop with the
- * server: `node bench/load.ts '<json config>'` prints one JSON line of results.
+ * server: `node bench/load.ts` reads a JSON config on standard input (a list of thousands of
+ * paths would not fit in one argument) and prints one JSON line of results.
+ *
+ * A config gives either `requests`, which every connection sends in turn, or `walks`: paths each
+ * followed through their first pages by `next_cursor`, as a client pages, which every
+ * connection walks in turn from a starting point of its own.
  */
 import autocannon from "autocannon"
+import { readFileSync } from "node:fs"
+
+export interface Walk {
+  /** The first page's path (or a single read's). */
+  readonly path: string
+  /** How many pages to follow; each after the first asks for the `next_cursor` the one before gave. */
+  readonly pages: number
+}
 
 interface LoadConfig {
   readonly url: string
@@ -14,10 +27,75 @@ interface LoadConfig {
   /** Seconds of the same load before sampling starts, so that the JIT and the heap settle first. */
   readonly warmupSeconds?: number
   readonly headers: Record<string, string>
-  readonly requests: ReadonlyArray<{ readonly method?: string; readonly path: string }>
+  readonly requests?: ReadonlyArray<{ readonly method?: string; readonly path: string }>
+  readonly walks?: ReadonlyArray<Walk>
 }
 
-const config = JSON.parse(process.argv[2]!) as LoadConfig
+const config = JSON.parse(readFileSync(0, "utf8")) as LoadConfig
+
+/** Bodies of the first answers that were not 200, to show what failed. */
+const failures: Array<string> = []
+const noteFailure = (status: number, body: string) => {
+  if (status !== 200 && failures.length < 5) failures.push(`${status} ${body.slice(0, 300)}`)
+}
+/** Pages a walk asked for when the page before had no next one (the filter matched too few). */
+let walksCutShort = 0
+
+/** The `next_cursor` of a page, found from the end so a large page is not parsed whole. */
+const nextCursorOf = (body: string): string | null => {
+  const at = body.lastIndexOf(`"next_cursor":`)
+  if (at < 0) return null
+  const match = /^"next_cursor":\s*("(?:[^"\\]|\\.)*"|null)/.exec(body.slice(at, at + 1024))
+  return match === null ? null : (JSON.parse(match[1]!) as string | null)
+}
+
+interface WalkContext {
+  cursor?: string | null | undefined
+}
+
+/**
+ * One connection's requests: every walk in turn, from `start`. Every entry builds its request
+ * when reached (`setupRequest`), so nothing is built up front for thousands of entries; a walk's
+ * later page reads the cursor its previous answer left in the connection's context (autocannon
+ * resets the context only when a connection starts its list again, between two walks).
+ */
+const walkRequests = (walks: ReadonlyArray<Walk>, start: number): Array<autocannon.Request> => {
+  const requests: Array<autocannon.Request> = []
+  for (let i = 0; i < walks.length; i++) {
+    const walk = walks[(start + i) % walks.length]!
+    const separator = walk.path.includes("?") ? "&" : "?"
+    for (let page = 1; page <= walk.pages; page++) {
+      const last = page === walk.pages
+      requests.push({
+        method: "GET",
+        path: walk.path,
+        setupRequest: (request, context: WalkContext) => {
+          if (page === 1) return request
+          const cursor = context.cursor
+          context.cursor = undefined
+          if (cursor === undefined || cursor === null) {
+            walksCutShort++
+            return request
+          }
+          return { ...request, path: `${walk.path}${separator}cursor=${encodeURIComponent(cursor)}` }
+        },
+        onResponse: (status, body, context: WalkContext) => {
+          noteFailure(status, body)
+          if (!last) context.cursor = status === 200 ? nextCursorOf(body) : null
+        }
+      })
+    }
+  }
+  return requests
+}
+
+let connectionsMade = 0
+/** Each connection starts its walks at its own point, spread evenly, so they do not ask for the same pages together. */
+const setupClient = (client: autocannon.Client) => {
+  const walks = config.walks!
+  const connection = connectionsMade++ % config.connections
+  client.setRequests(walkRequests(walks, Math.floor((connection * walks.length) / config.connections)))
+}
 
 /*
  * autocannon's own percentiles come from a histogram of whole milliseconds, too coarse for
@@ -34,7 +112,16 @@ const instance = autocannon({
   ...(config.amount === undefined ? { duration: config.durationSeconds ?? 10 } : { amount: config.amount }),
   ...(config.warmupSeconds === undefined ? {} : { warmup: { connections: config.connections, duration: config.warmupSeconds } }),
   headers: config.headers,
-  requests: config.requests.map((request) => ({ method: (request.method ?? "GET") as "GET", path: request.path }))
+  ...(config.walks === undefined
+    ? {
+      requests: (config.requests ?? []).map((request) => ({
+        method: (request.method ?? "GET") as "GET",
+        path: request.path,
+        onResponse: noteFailure
+      }))
+    }
+    // Replaced by each connection's own list in setupClient.
+    : { requests: walkRequests(config.walks.slice(0, 1), 0), setupClient })
 }) as unknown as autocannon.Instance & Promise<autocannon.Result>
 instance.on("response", (_client, statusCode, _bytes, milliseconds) => {
   if (statusCode >= 200 && statusCode < 300) latencies.push(milliseconds)
@@ -53,5 +140,8 @@ console.log(JSON.stringify({
   total: result.requests.total,
   non2xx: result.non2xx,
   errors: result.errors,
-  timeouts: result.timeouts
+  timeouts: result.timeouts,
+  statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([status, stats]) => [status, stats.count ?? 0])),
+  failures,
+  walksCutShort
 }))

@@ -16,15 +16,26 @@
  * percentiles are exact (bench/load.ts), not autocannon's whole milliseconds. The since feed is
  * pulled twice: by the server that served the mixes, and by a fresh one.
  *
+ * The mixed list workload is what a population of clients asks and a page cache cannot serve:
+ * many filter sets, each paged through its first three pages by `next_cursor`, between single
+ * reads of listings from the whole directory (MIXED_FILTERS, mixedWalks). It runs last on the
+ * server that served the other mixes, so that every figure before it is measured as before.
+ *
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
- * BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000).
+ * BENCH_WARMUP seconds (6), BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000), BENCH_ONLY (every
+ * part): comma-separated parts to run among `import`, `idle` (RSS from the sources), `pages` (the
+ * single-page mixes), `mixed`, `deep`, `writes`, `since`, `scale` (which alone seeds BENCH_SMALL);
+ * the ceiling always runs. To try the mixed workload quickly on a small directory:
+ * `BENCH_ONLY=mixed BENCH_LISTINGS=20000 BENCH_DURATION=5 BENCH_WARMUP=2 npm run bench`.
+ * BENCH_NODE_ARGS and BENCH_BUNDLE: bench/server.ts.
  */
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { seedLines } from "../apps/cli/src/Seed.ts"
 import { psql, seconds, serverUrl } from "./postgres.ts"
-import { dropshelf, keyFor, load as loadFor, type LoadResult, startCeiling, startServer, stop } from "./server.ts"
+import type { Walk } from "./load.ts"
+import { dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startServer, stop } from "./server.ts"
 
 const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000)
@@ -32,6 +43,11 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 6)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
+const PARTS = ["import", "idle", "pages", "mixed", "deep", "writes", "since", "scale"] as const
+const ONLY = process.env.BENCH_ONLY?.split(",").map((part) => part.trim()).filter((part) => part.length > 0)
+const unknownParts = (ONLY ?? []).filter((part) => !(PARTS as ReadonlyArray<string>).includes(part))
+if (unknownParts.length > 0) throw new Error(`BENCH_ONLY: unknown part ${unknownParts.join(", ")}; the parts are ${PARTS.join(", ")}`)
+const runs = (part: (typeof PARTS)[number]) => ONLY === undefined || ONLY.includes(part)
 const work = mkdtempSync(join(tmpdir(), "dropshelf-bench-"))
 
 /** A database holding exactly `count` seeded listings, made once and reused by later runs. */
@@ -143,22 +159,72 @@ const row = (mix: string, result: LoadResult, rss: number, ceiling?: number) =>
     String(result.non2xx + result.errors)
   ])
 
+/**
+ * The mixed workload's filter sets: every filter a client sends, alone and combined, both orders
+ * and the page sizes from 10 to 250 (category codes are the seed's, apps/cli/src/Seed.ts). Each
+ * matches enough of a 20 000-listing directory for its three pages, so the mix can be tried small.
+ */
+const MIXED_FILTERS = [
+  "tld=com",
+  "tld=co.uk&limit=100",
+  "category=tech,finance",
+  "category=food,travel,health&limit=10",
+  "spam=moderate",
+  "priceRange=250-999&limit=100",
+  "priceRange=2500-plus&sort=latest",
+  "tier=open&limit=250",
+  "rsMin=80",
+  "featured=true",
+  "featured=false&limit=250",
+  "sort=latest&limit=100",
+  "q=coffee",
+  "rd=50-99,100-249",
+  "limit=10",
+  "tld=io&category=gaming,media&sort=latest",
+  "tier=open&spam=low&priceRange=100-249",
+  "q=garden&sort=latest&limit=10",
+  "category=education&rsMin=40&featured=false&limit=10",
+  "tld=net&spam=low&rd=10-24,25-49,50-99&sort=latest",
+  "sort=latest&limit=250",
+  "priceRange=under-100&tier=open&rsMin=20"
+] as const
+/** Listings read one by one in the mixed workload, three after each filter set's pages. */
+const MIXED_IDS = 3000
+
+/** Ids of active listings spread over the whole directory: ordered by a hash, so the same ones every run. */
+const idsAcross = (database: string, count: number) =>
+  psql(`SELECT id FROM listings WHERE status = 'active' ORDER BY md5(id) LIMIT ${count}`, database).split("\n")
+
+/** One cycle of the mixed workload: a filter set through three pages, then three single reads, until every id is read. */
+const mixedWalks = (ids: ReadonlyArray<string>): Array<Walk> => {
+  const walks: Array<Walk> = []
+  for (let i = 0; i * 3 < ids.length; i++) {
+    walks.push({ path: `/api/v1/domains?${MIXED_FILTERS[i % MIXED_FILTERS.length]}`, pages: 3 })
+    for (const id of ids.slice(i * 3, i * 3 + 3)) walks.push({ path: `/api/v1/domains/${id}`, pages: 1 })
+  }
+  return walks
+}
+
 const main = async () => {
   console.log(`bench: ${LARGE} and ${SMALL} listings on ${new URL(serverUrl).host}; ${CONNECTIONS} connections, ${DURATION}s per mix`)
   console.log("bench: the rate limiter counts every request but refuses none (DROPSHELF_RATE_LIMIT=count-only)")
+  if (ONLY !== undefined) console.log(`bench: only ${ONLY.join(", ")} (BENCH_ONLY), and the ceiling`)
   const large = ensureDirectory(LARGE)
-  const small = ensureDirectory(SMALL)
-  const importRate = await measureImport()
+  const small = runs("scale") ? ensureDirectory(SMALL) : undefined
+  const importRate = runs("import") ? await measureImport() : undefined
 
   const port = 18_080
   const key = keyFor(large.name)
   const server = await startServer(large.name, port)
   await new Promise((resolve) => setTimeout(resolve, 2000))
   const idleRss = rssMb(server.pid!)
-  const fromSources = await startServer(large.name, port + 2, { from: "sources" })
-  await new Promise((resolve) => setTimeout(resolve, 2000))
-  const idleRssFromSources = rssMb(fromSources.pid!)
-  await stop(fromSources)
+  let idleRssFromSources: number | undefined
+  if (runs("idle")) {
+    const fromSources = await startServer(large.name, port + 2, { from: "sources" })
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    idleRssFromSources = rssMb(fromSources.pid!)
+    await stop(fromSources)
+  }
 
   const first = await getJson(port, key, "/api/v1/domains")
   const bodyFile = join(work, "page.json")
@@ -171,74 +237,107 @@ const main = async () => {
   const page = JSON.parse(first.body) as { data: Array<{ id: string }> }
   const ids = page.data.map((listing) => listing.id)
 
-  const defaultPage = load(port, key, [{ path: "/api/v1/domains" }])
-  row("default page (50)", defaultPage, rssMb(server.pid!), ceiling.requestsPerSecond)
-  row("filtered pages", load(port, key, [
-    { path: "/api/v1/domains?tld=com" },
-    { path: "/api/v1/domains?priceRange=250-999" },
-    { path: "/api/v1/domains?spam=low" },
-    { path: "/api/v1/domains?rsMin=60" },
-    { path: "/api/v1/domains?category=tech" },
-    { path: "/api/v1/domains?q=coffee" }
-  ]), rssMb(server.pid!), ceiling.requestsPerSecond)
-  row("sort=latest", load(port, key, [{ path: "/api/v1/domains?sort=latest" }]), rssMb(server.pid!), ceiling.requestsPerSecond)
-  row("single reads", load(port, key, ids.map((id) => ({ path: `/api/v1/domains/${id}` }))), rssMb(server.pid!), ceiling.requestsPerSecond)
+  if (runs("pages")) {
+    const defaultPage = load(port, key, [{ path: "/api/v1/domains" }])
+    row("default page (50)", defaultPage, rssMb(server.pid!), ceiling.requestsPerSecond)
+    row("filtered pages", load(port, key, [
+      { path: "/api/v1/domains?tld=com" },
+      { path: "/api/v1/domains?priceRange=250-999" },
+      { path: "/api/v1/domains?spam=low" },
+      { path: "/api/v1/domains?rsMin=60" },
+      { path: "/api/v1/domains?category=tech" },
+      { path: "/api/v1/domains?q=coffee" }
+    ]), rssMb(server.pid!), ceiling.requestsPerSecond)
+    row("sort=latest", load(port, key, [{ path: "/api/v1/domains?sort=latest" }]), rssMb(server.pid!), ceiling.requestsPerSecond)
+    row("single reads", load(port, key, ids.map((id) => ({ path: `/api/v1/domains/${id}` }))), rssMb(server.pid!), ceiling.requestsPerSecond)
+  }
+  // The mixed workload's row goes beside the single-page ones, though it is measured last.
+  const mixedRowAt = rows.length
 
   // The full since pull walks every row by id; its cursor near the end (four pages of 250
   // before the last) serves the deep-page mix.
-  const pull = await pullSince(port, key, server.pid!)
+  const pull = runs("since") || runs("deep") ? await pullSince(port, key, server.pid!) : undefined
 
   // Page 1 and the deep page are compared under the same conditions: measured in turn, twice
   // each, so neither gets the heap or the machine of a different moment.
-  const deepPath = `/api/v1/domains?cursor=${encodeURIComponent(pull.cursorNearTheEnd)}`
-  const pageOneRuns: Array<LoadResult> = []
-  const deepRuns: Array<LoadResult> = []
-  for (let round = 0; round < 2; round++) {
-    pageOneRuns.push(load(port, key, [{ path: "/api/v1/domains" }]))
-    deepRuns.push(load(port, key, [{ path: deepPath }]))
+  let deepRatio: { readonly deepP50: number; readonly pageOneP50: number } | undefined
+  if (runs("deep")) {
+    const deepPath = `/api/v1/domains?cursor=${encodeURIComponent(pull!.cursorNearTheEnd)}`
+    const pageOneRuns: Array<LoadResult> = []
+    const deepRuns: Array<LoadResult> = []
+    for (let round = 0; round < 2; round++) {
+      pageOneRuns.push(load(port, key, [{ path: "/api/v1/domains" }]))
+      deepRuns.push(load(port, key, [{ path: deepPath }]))
+    }
+    deepRatio = { pageOneP50: mean(pageOneRuns.map((run) => run.p50)), deepP50: mean(deepRuns.map((run) => run.p50)) }
+    row("deep page (cursor near the end)", deepRuns[1]!, rssMb(server.pid!), ceiling.requestsPerSecond)
   }
-  const pageOneP50 = mean(pageOneRuns.map((run) => run.p50))
-  const deepP50 = mean(deepRuns.map((run) => run.p50))
-  const deep = deepRuns[1]!
-  row("deep page (cursor near the end)", deep, rssMb(server.pid!), ceiling.requestsPerSecond)
-  row("reveal writes", load(port, key, ids.map((id) => ({ method: "POST", path: `/api/v1/domains/${id}/reveal` }))), rssMb(server.pid!), ceiling.requestsPerSecond)
+  if (runs("writes")) {
+    row("reveal writes", load(port, key, ids.map((id) => ({ method: "POST", path: `/api/v1/domains/${id}/reveal` }))), rssMb(server.pid!), ceiling.requestsPerSecond)
+  }
+
+  let mixed: LoadResult | undefined
+  if (runs("mixed")) {
+    const walks = mixedWalks(idsAcross(large.name, MIXED_IDS))
+    mixed = loadWalks(port, key, walks, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP })
+    row(`mixed: ${MIXED_FILTERS.length} filter sets × 3 pages, single reads`, mixed, rssMb(server.pid!), ceiling.requestsPerSecond)
+    rows.splice(mixedRowAt, 0, rows.pop()!)
+  }
   await stop(server)
 
   // The same pull from a server that has served nothing else: what a feed consumer costs alone,
   // without the heap the list mixes grew.
-  const fresh = await startServer(large.name, port)
-  const freshPull = await pullSince(port, key, fresh.pid!)
-  await stop(fresh)
+  let freshPull: Awaited<ReturnType<typeof pullSince>> | undefined
+  if (runs("since")) {
+    const fresh = await startServer(large.name, port)
+    freshPull = await pullSince(port, key, fresh.pid!)
+    await stop(fresh)
+  }
 
   // 1 M against 10 k listings: two fresh servers that serve page 1 only, so neither carries the
   // other's history, measured in turn, twice each, so neither gets the machine of a different
   // moment (this machine's speed moved by a third between runs, and within one).
-  const scaleLarge = await startServer(large.name, port)
-  const smallKey = keyFor(small.name)
-  const scaleSmall = await startServer(small.name, port + 1)
-  const largeRuns: Array<LoadResult> = []
-  const smallRuns: Array<LoadResult> = []
-  for (let round = 0; round < 2; round++) {
-    largeRuns.push(load(port, key, [{ path: "/api/v1/domains" }]))
-    smallRuns.push(load(port + 1, smallKey, [{ path: "/api/v1/domains" }]))
+  let scale: { readonly largeP50: number; readonly smallP50: number } | undefined
+  if (small !== undefined) {
+    const scaleLarge = await startServer(large.name, port)
+    const smallKey = keyFor(small.name)
+    const scaleSmall = await startServer(small.name, port + 1)
+    const largeRuns: Array<LoadResult> = []
+    const smallRuns: Array<LoadResult> = []
+    for (let round = 0; round < 2; round++) {
+      largeRuns.push(load(port, key, [{ path: "/api/v1/domains" }]))
+      smallRuns.push(load(port + 1, smallKey, [{ path: "/api/v1/domains" }]))
+    }
+    await stop(scaleLarge)
+    await stop(scaleSmall)
+    scale = { largeP50: mean(largeRuns.map((run) => run.p50)), smallP50: mean(smallRuns.map((run) => run.p50)) }
   }
-  await stop(scaleLarge)
-  await stop(scaleSmall)
-  const largeP50 = mean(largeRuns.map((run) => run.p50))
-  const smallP50 = mean(smallRuns.map((run) => run.p50))
 
   console.log("")
   console.log("| mix | req/s | p50 | p99 | server RSS | of ceiling | not 2xx |")
   console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
   for (const cells of rows) console.log(`| ${cells.join(" | ")} |`)
   console.log("")
-  console.log(`idle server RSS: ${idleRss.toFixed(0)} MB (the bundle of npm run build); ${idleRssFromSources.toFixed(0)} MB from the sources`)
-  console.log(`since pull after the mixes: ${pull.pulled} rows at ${pull.rate.toFixed(0)} rows/s, peak server RSS ${pull.peakRss.toFixed(0)} MB`)
-  console.log(`since pull, fresh server: ${freshPull.pulled} rows at ${freshPull.rate.toFixed(0)} rows/s, peak server RSS ${freshPull.peakRss.toFixed(0)} MB`)
-  console.log(`deep page p50 / page 1 p50: ${(deepP50 / Math.max(pageOneP50, 0.001)).toFixed(2)} (${ms(deepP50)} vs ${ms(pageOneP50)}, each the mean of two runs in turn)`)
-  console.log(`${LARGE} vs ${SMALL} listings, page 1 p50: ${(largeP50 / Math.max(smallP50, 0.001)).toFixed(2)} (${ms(largeP50)} vs ${ms(smallP50)}, each the mean of two runs in turn on a fresh server of its own)`)
-  console.log(`import: ${importRate.toFixed(0)} rows/s (${IMPORT_ROWS} rows, dropshelf import)`)
+  if (mixed !== undefined) {
+    const statuses = Object.entries(mixed.statuses).map(([status, count]) => `${count} × ${status}`).join(", ")
+    console.log(`mixed workload: ${mixed.total} responses (${statuses}); ${mixed.walksCutShort} later pages asked for after a last page, warm-up included`)
+    for (const failure of mixed.failures) console.log(`  not 200: ${failure}`)
+  }
+  console.log(`idle server RSS: ${idleRss.toFixed(0)} MB (the bundle of npm run build)${idleRssFromSources === undefined ? "" : `; ${idleRssFromSources.toFixed(0)} MB from the sources`}`)
+  if (pull !== undefined && runs("since")) console.log(`since pull after the mixes: ${pull.pulled} rows at ${pull.rate.toFixed(0)} rows/s, peak server RSS ${pull.peakRss.toFixed(0)} MB`)
+  if (freshPull !== undefined) console.log(`since pull, fresh server: ${freshPull.pulled} rows at ${freshPull.rate.toFixed(0)} rows/s, peak server RSS ${freshPull.peakRss.toFixed(0)} MB`)
+  if (deepRatio !== undefined) {
+    const { deepP50, pageOneP50 } = deepRatio
+    console.log(`deep page p50 / page 1 p50: ${(deepP50 / Math.max(pageOneP50, 0.001)).toFixed(2)} (${ms(deepP50)} vs ${ms(pageOneP50)}, each the mean of two runs in turn)`)
+  }
+  if (scale !== undefined) {
+    const { largeP50, smallP50 } = scale
+    console.log(`${LARGE} vs ${SMALL} listings, page 1 p50: ${(largeP50 / Math.max(smallP50, 0.001)).toFixed(2)} (${ms(largeP50)} vs ${ms(smallP50)}, each the mean of two runs in turn on a fresh server of its own)`)
+  }
+  if (importRate !== undefined) console.log(`import: ${importRate.toFixed(0)} rows/s (${IMPORT_ROWS} rows, dropshelf import)`)
   if (large.seedRate !== undefined) console.log(`seed: ${large.seedRate.toFixed(0)} rows/s`)
+  const failed = rows.filter((cells) => cells[6] !== "0")
+  if (failed.length > 0) console.log(`NOT MEASURED: ${failed.map((cells) => cells[0]).join("; ")} had answers that were not 2xx (column "not 2xx")`)
 }
 
 await main()

@@ -10,6 +10,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { join, resolve } from "node:path"
 import { build } from "../scripts/build.ts"
+import type { Walk } from "./load.ts"
 import { databaseUrl } from "./postgres.ts"
 
 const node = process.execPath
@@ -91,24 +92,38 @@ export interface LoadResult {
   readonly total: number
   readonly non2xx: number
   readonly errors: number
+  /** Responses of the measured run by status code. */
+  readonly statuses: Readonly<Record<string, number>>
+  /** The first few answers that were not 200 (warm-up included): status and the start of the body. */
+  readonly failures: ReadonlyArray<string>
+  /** Later pages of a walk asked for when the page before had no next one. */
+  readonly walksCutShort: number
 }
+
+type LoadOptions = { readonly connections: number; readonly warmupSeconds?: number } & (
+  | { readonly durationSeconds: number }
+  | { readonly amount: number }
+)
+
+/** bench/load.ts in its own process, its config on standard input (a walk's thousands of paths exceed one argument's limit). */
+const runLoad = (config: object): LoadResult =>
+  JSON.parse(execFileSync(node, [join(import.meta.dirname, "load.ts")], {
+    encoding: "utf8",
+    input: JSON.stringify(config),
+    maxBuffer: 16 * 1024 * 1024
+  }))
 
 /** autocannon from its own process, for `durationSeconds` or `amount` requests. */
 export const load = (
   port: number,
   key: string,
   requests: ReadonlyArray<{ method?: string; path: string }>,
-  options: { readonly connections: number; readonly warmupSeconds?: number } & (
-    | { readonly durationSeconds: number }
-    | { readonly amount: number }
-  )
-): LoadResult =>
-  JSON.parse(execFileSync(node, [join(import.meta.dirname, "load.ts"), JSON.stringify({
-    url: `http://127.0.0.1:${port}`,
-    headers: { authorization: `Bearer ${key}` },
-    requests,
-    ...options
-  })], { encoding: "utf8" }))
+  options: LoadOptions
+): LoadResult => runLoad({ url: `http://127.0.0.1:${port}`, headers: { authorization: `Bearer ${key}` }, requests, ...options })
+
+/** As `load`, but every connection follows `walks` (bench/load.ts), each from its own starting point. */
+export const loadWalks = (port: number, key: string, walks: ReadonlyArray<Walk>, options: LoadOptions): LoadResult =>
+  runLoad({ url: `http://127.0.0.1:${port}`, headers: { authorization: `Bearer ${key}` }, walks, ...options })
 
 /** The machine's ceiling (`ceiling.ts`): a bare node:http server answering `bodyFile`'s bytes. */
 export const startCeiling = async (bodyFile: string): Promise<{ readonly port: number; readonly child: ChildProcess }> => {
