@@ -1,3 +1,5 @@
+import { ListQuery } from "@dropshelf/core"
+
 /**
  * What the generated OpenAPI document cannot learn from the endpoint schemas: the headers the
  * HTTP boundary adds (rate limits, `WWW-Authenticate`, `Retry-After`, `Allow`, CORS) and the
@@ -26,17 +28,16 @@ const ref = (name: string) => ({ $ref: `#/components/headers/${name}` })
 /** Responses that come before the key is counted carry no rate-limit headers. */
 const UNCOUNTED = new Set(["401", "405", "408", "413", "431"])
 
-/** Query values travel as text; the document states the type each one must spell. */
-const QUERY_TYPES: Json = {
-  limit: { type: "integer", default: 50 },
-  ageMin: { type: "integer", minimum: 0, maximum: 1000 },
-  checkedDays: { type: "integer", minimum: 1, maximum: 3650 },
-  citabilityMin: { type: "integer", minimum: 0, maximum: 100 },
-  rsMin: { type: "integer", minimum: 0, maximum: 100 },
-  rsMax: { type: "integer", minimum: 0, maximum: 100 },
-  featured: { type: "boolean" },
-  recommended: { type: "boolean" },
-  since: { type: "string", format: "date-time" }
+/**
+ * Query values travel as text; the document states the type each one must spell: the list
+ * query's schema marks an integer by its pattern, a boolean by its two texts.
+ */
+const spelledType = (schema: Json | undefined): Json | undefined => {
+  if (schema === undefined) return undefined
+  const { pattern, description: _, ...bounds } = schema
+  if (pattern === ListQuery.INTEGER_TEXT) return { ...bounds, type: "integer" }
+  if (JSON.stringify(schema.enum) === "[\"true\",\"false\"]") return { type: "boolean" }
+  return undefined
 }
 
 export const finishDocument = (spec: Json): Json => {
@@ -47,7 +48,7 @@ export const finishDocument = (spec: Json): Json => {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
       if (method === "delete" && operation.requestBody !== undefined) operation.requestBody.required = false
       for (const parameter of operation.parameters ?? []) {
-        const type = parameter.in === "query" ? QUERY_TYPES[parameter.name] : undefined
+        const type = parameter.in === "query" ? spelledType(parameter.schema) : undefined
         if (type !== undefined) parameter.schema = { ...type, description: parameter.schema?.description }
       }
       for (const [status, response] of Object.entries<Json>(operation.responses)) {

@@ -84,12 +84,17 @@ const integer = (name: string, accepts: string, min: number, max: number, descri
     },
     Number,
     String,
-    { pattern: integerText.source }
+    { pattern: integerText.source, minimum: min, maximum: max }
   )
 
 /** One of a few texts: an enumeration in the published schema, refused with the list it accepts. */
 const oneOf = <const A extends string>(name: string, accepted: ReadonlyArray<A>, description: string) =>
-  Schema.optionalKey(Schema.Literals(accepted).annotate({ description, message: `${name} accepts ${accepted.join(", ")}` }))
+  Schema.optionalKey(
+    (accepted.length === 1 ? Schema.Literal(accepted[0]!) : Schema.Literals(accepted)).annotate({
+      description,
+      message: `${name} accepts ${accepted.join(", ")}`
+    })
+  )
 
 const boolean = (name: string, description: string) =>
   Schema.optionalKey(
@@ -141,7 +146,8 @@ export const ListQueryParameters = {
         ? `since accepts an ISO 8601 instant with an offset, such as 2026-11-01T00:00:00.000Z${got(text)}`
         : undefined,
     (text) => parseIsoInstant(text)!,
-    toIso
+    toIso,
+    { format: "date-time" }
   ),
   sort: oneOf(
     "sort",
@@ -198,6 +204,9 @@ export const ListQueryParameters = {
     (text) => text
   )
 }
+
+/** How an integer parameter is spelled, in the published schema (which documents it as an integer). */
+export const INTEGER_TEXT = integerText.source
 
 /** The names of the documented parameters; every other name is ignored. */
 export const LIST_PARAMETERS = Object.keys(ListQueryParameters) as ReadonlyArray<keyof typeof ListQueryParameters>
