@@ -180,6 +180,9 @@ export const upsertStatement = (sql: SqlClient.SqlClient, arrays: ReadonlyArray<
         ON CONFLICT (id) DO UPDATE SET ${sql.literal(UPSERT_SET)}
         RETURNING (xmax = 0) AS inserted`
 
+/** A page request whose reader may be left out: a page read ahead reads rows only. */
+type PageQuery = Omit<ListingStore.PageRequest, "reader"> & { readonly reader: ListingStore.PageReader | undefined }
+
 export interface Options {
   /** How far `synced_at` trails the database clock; the spec's 120 s unless a test says otherwise. */
   readonly syncLagSeconds: number
@@ -254,14 +257,14 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
    * `since` stay visible parameters: there the plan should follow the value.
    */
   const opaque = (at: Time.Instant) => sql`(SELECT ${toDate(at)}::timestamptz)`
-  const limitOf = (request: ListingStore.PageRequest) => {
+  const limitOf = (request: PageQuery) => {
     const rows = request.limit + 1
     if (!Number.isSafeInteger(rows) || rows < 2) throw new RangeError(`page limit must be a positive integer, got ${request.limit}`)
     return sql.literal(String(rows))
   }
 
   /** Every condition of a page request: status, filters, access delay and the keyset position. */
-  const pageConditions = (request: ListingStore.PageRequest): Array<Fragment> => {
+  const pageConditions = (request: PageQuery): Array<Fragment> => {
     const where: Array<Fragment> = []
     const filters = filterConditions(request.filters, request.now)
     if (request.since === undefined) {
@@ -290,10 +293,21 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     return where
   }
 
-  const orderOf = (request: ListingStore.PageRequest, table = "") =>
+  const orderOf = (request: PageQuery, table = "") =>
     request.order === "latest"
       ? sql.literal(`${table}discovered_at DESC, ${table}id ASC`)
       : sql.literal(`${table}id ASC`)
+
+  const revealedBy = (revealers: ReadonlyArray<string>) =>
+    revealers.length === 0
+      ? sql.literal("'{}'::text[]")
+      : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${revealers}::text[]))`
+
+  /** The hold running at `at` on row `l`, as `HoldStore.runningOn` would find it. */
+  const runningHold = (at: Time.Instant) =>
+    sql`LEFT JOIN LATERAL (SELECT * FROM holds
+        WHERE listing_id = l.id AND ${runningAt(sql, opaque(at))}
+        ORDER BY held_at DESC LIMIT 1) AS h ON true`
 
   /**
    * A page's rows as `select` (a statement over listings, in page order) reads them; with a
@@ -302,22 +316,23 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
    * three were. Several revealers when reads of one page share the statement (`SharedReads`).
    */
   const withReader = (
-    request: ListingStore.PageRequest,
+    request: PageQuery,
     select: Fragment,
     revealers: ReadonlyArray<string>
   ): Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError> => {
     const reader = request.reader
     if (reader === undefined) return sql`${select}`.values
-    const revealedBy = revealers.length === 0
-      ? sql.literal("'{}'::text[]")
-      : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${revealers}::text[]))`
-    return sql`SELECT l.*, ${revealedBy} AS revealed_by, ${sql.literal(JOINED_HOLD_COLUMNS)}
+    return sql`SELECT l.*, ${revealedBy(revealers)} AS revealed_by, ${sql.literal(JOINED_HOLD_COLUMNS)}
       FROM (${select}) AS l
-      LEFT JOIN LATERAL (SELECT * FROM holds
-        WHERE listing_id = l.id AND ${runningAt(sql, opaque(reader.at))}
-        ORDER BY held_at DESC LIMIT 1) AS h ON true
+      ${runningHold(reader.at)}
       ORDER BY ${orderOf(request, "l.")}`.values
   }
+
+  /** For rows read ahead: each id with its running hold at `reader.at` and which of `revealers` revealed it. */
+  const readerOf = (ids: ReadonlyArray<string>, reader: ListingStore.PageReader, revealers: ReadonlyArray<string>) =>
+    sql`SELECT l.id, ${revealedBy(revealers)} AS revealed_by, ${sql.literal(JOINED_HOLD_COLUMNS)}
+      FROM unnest(${[...ids]}::text[]) AS l(id)
+      ${runningHold(reader.at)}`.values
 
   /**
    * Where a page statement's own columns sit in its rows: after the `selected` columns of its
@@ -329,7 +344,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     readonly revealedBy: number
     readonly hold: number
   }
-  const layoutOf = (request: ListingStore.PageRequest, selected: number): Layout => {
+  const layoutOf = (request: Pick<PageQuery, "after">, selected: number): Layout => {
     const anchored = request.after === undefined ? 0 : 1
     return { anchorHeld: selected, revealedBy: selected + anchored, hold: selected + anchored + 1 }
   }
@@ -354,38 +369,44 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     return { running, revealedBy }
   }
 
-  /** `PageResult`'s reader fields for `request`, from what a (possibly shared) statement said. */
-  const answersFor = (request: ListingStore.PageRequest, answers: ReaderAnswers | undefined) => {
-    const reader = request.reader
-    if (reader === undefined || answers === undefined) return {}
-    if (reader.revealsOf === undefined) return { running: answers.running }
-    return { running: answers.running, revealed: answers.revealedBy.get(reader.revealsOf) ?? new Set<string>() }
-  }
+  /** `PageResult`'s reader fields for `reader`, from what a (possibly shared) statement said. */
+  const answersFor = (reader: ListingStore.PageReader, answers: ReaderAnswers) => ({
+    running: answers.running,
+    revealed: reader.revealsOf === undefined
+      ? new Set<string>()
+      : answers.revealedBy.get(reader.revealsOf) ?? new Set<string>()
+  })
 
-  const revealersOf = (request: ListingStore.PageRequest) =>
+  const revealersOf = (request: PageQuery) =>
     request.reader?.revealsOf === undefined ? [] : [request.reader.revealsOf]
 
   interface Read {
     readonly records: Array<Listing.ListingRecord>
-    readonly answers?: ReaderAnswers | undefined
-    readonly anchorHeld?: boolean | undefined
+    /** Undefined when the page was read without a reader (read ahead). */
+    readonly answers: ReaderAnswers | undefined
+    /** Undefined without a cursor, or when no row came back to carry the answer. */
+    readonly anchorExists: boolean | undefined
+  }
+  interface Served extends Read {
+    readonly answers: ReaderAnswers
   }
 
   /**
    * With a cursor, whether its anchor row is held, as one more column of the page (Postgres
-   * evaluates the uncorrelated EXISTS once): it saves the directory a look-up per page. A page
-   * with no rows carries no answer, and the directory asks `find`.
+   * evaluates the uncorrelated EXISTS once): it saves a look-up per page. A page with no rows
+   * carries no answer, and `page` asks `find`.
    */
-  const anchorColumn = (request: ListingStore.PageRequest) =>
+  const anchorColumn = (request: PageQuery) =>
     request.after === undefined
       ? sql.literal("")
       : sql`, EXISTS (SELECT 1 FROM listings AS anchor WHERE anchor.id = ${request.after.id}) AS anchor_held`
-  const anchorHeldIn = (request: ListingStore.PageRequest, rows: ReadonlyArray<Values>, layout: Layout) =>
+  const anchorExistsIn = (request: PageQuery, rows: ReadonlyArray<Values>, layout: Layout) =>
     request.after === undefined || rows[0] === undefined ? undefined : rows[0][layout.anchorHeld] === true
 
   /** The page decoded in full: a since pull (read once, not worth caching) and the fallback. */
-  const fullPage = (
-    request: ListingStore.PageRequest,
+  // With a reader, withReader joins its answers: the overload for a PageRequest says so.
+  const fullPage = ((
+    request: PageQuery,
     where: ReadonlyArray<Fragment>,
     keep: boolean,
     revealers: ReadonlyArray<string>
@@ -401,10 +422,13 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         return {
           records: rows.map((row) => (keep ? cache.intern(toRecord(row)) : toRecord(row))),
           answers: request.reader === undefined ? undefined : readerAnswers(rows.slice(0, request.limit), layout),
-          anchorHeld: anchorHeldIn(request, rows, layout)
+          anchorExists: anchorExistsIn(request, rows, layout)
         }
       })
-    )
+    )) as {
+      (request: ListingStore.PageRequest, where: ReadonlyArray<Fragment>, keep: boolean, revealers: ReadonlyArray<string>): Effect.Effect<Served, SqlError.SqlError>
+      (request: PageQuery, where: ReadonlyArray<Fragment>, keep: boolean, revealers: ReadonlyArray<string>): Effect.Effect<Read, SqlError.SqlError>
+    }
 
   /**
    * A listing page: the ids and versions first, then only the rows not cached at that version.
@@ -412,7 +436,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
    * longer match): the page is then read again in full, as one statement.
    */
   const cachedPage = (request: ListingStore.PageRequest, revealers: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
+    Effect.gen(function*(): Effect.fn.Return<Served, SqlError.SqlError> {
       const where = pageConditions(request)
       const versions = yield* withReader(
         request,
@@ -428,9 +452,9 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         if (records[index] === undefined) missing.push(version[0] as string)
       })
       const layout = layoutOf(request, VERSION_COLUMNS.length)
-      const answers = request.reader === undefined ? undefined : readerAnswers(versions.slice(0, request.limit), layout)
-      const anchorHeld = anchorHeldIn(request, versions, layout)
-      if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers, anchorHeld }
+      const answers = readerAnswers(versions.slice(0, request.limit), layout)
+      const anchorExists = anchorExistsIn(request, versions, layout)
+      if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers, anchorExists }
       const fetched = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${missing}::text[])`.values
       const byId = new Map(fetched.map((row) => [row[COLUMN.id] as string, toRecord(row)]))
       for (let index = 0; index < versions.length; index++) {
@@ -441,7 +465,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         }
         records[index] = cache.intern(record)
       }
-      return { records: records as Array<Listing.ListingRecord>, answers, anchorHeld }
+      return { records: records as Array<Listing.ListingRecord>, answers, anchorExists }
     })
 
   /**
@@ -458,34 +482,39 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       request.limit,
       request.filters,
       request.now - request.visibleBefore,
-      request.reader === undefined ? null : request.reader.at - request.now
+      request.reader.at - request.now
     ])
 
   const pagesFor = (batch: ReadonlyArray<ListingStore.PageRequest>) =>
     Effect.gen(function*() {
       const revealers = [...new Set(batch.flatMap(revealersOf))]
       const read = yield* cachedPage(SharedReads.latest(batch, (request) => request.now), revealers)
-      return batch.map((request) => ({
-        records: read.records,
-        ...answersFor(request, read.answers),
-        anchorHeld: read.anchorHeld
-      }))
+      return batch.map(() => read)
     }).pipe(Effect.orDie)
   const sharedPages = SharedReads.make(scope, pagesFor)
 
   /*
    * Read-ahead for since runs. A consumer asks for the next page only once it has this one, so
    * while this page travels and is processed the store already reads the next (rows only; who
-   * holds or revealed what is asked afresh when the page is served). The next page was read a
+   * holds or revealed what is read when the page is served, `answersNow`). The next page was read a
    * moment earlier than asked, with an access-delay bound no later than the request's: it can
    * miss a row written since, never show one the caller may not see, and a row written after
    * the run's synced_at reaches the consumer on its next run anyway (the spec's overlap). Its
-   * anchor (the last row of the page just served) was held when it was read; rows leave the
+   * anchor (the last row of the page just served) existed when it was read; rows leave the
    * directory as tombstones, so only a row deleted by hand in between would go unnoticed.
    */
   const readAhead = new Map<string, { readonly visibleBefore: number; readonly startedAt: number; readonly read: Deferred.Deferred<Read, unknown> }>()
-  const readAheadKey = (request: ListingStore.PageRequest, afterId: string) =>
+  const readAheadKey = (request: PageQuery, afterId: string) =>
     JSON.stringify([request.since, request.order, request.limit, request.filters, afterId])
+
+  /** The reader's holds and reveals on rows read ahead, asked now. */
+  const answersNow = (read: Read, request: ListingStore.PageRequest) =>
+    Effect.gen(function*() {
+      const ids = read.records.slice(0, request.limit).map((record) => record.id)
+      if (ids.length === 0) return { running: new Map(), revealedBy: new Map() } satisfies ReaderAnswers
+      const rows = yield* readerOf(ids, request.reader, revealersOf(request))
+      return readerAnswers(rows, layoutOf({ after: undefined }, 1))
+    })
 
   const sincePage = (request: ListingStore.PageRequest) =>
     Effect.gen(function*() {
@@ -505,7 +534,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       // from its watermark and stops would make every read-ahead wasted work.
       const following = request.after !== undefined
       if (following && read.records.length > request.limit && last !== undefined && readAhead.size < MAX_READS_AHEAD) {
-        const next: ListingStore.PageRequest = { ...request, after: { order: "id", id: last.id }, reader: undefined }
+        const next: PageQuery = { ...request, after: { order: "id", id: last.id }, reader: undefined }
         const nextRead = Deferred.makeUnsafe<Read, unknown>()
         readAhead.set(readAheadKey(next, last.id), { visibleBefore: next.visibleBefore, startedAt: now, read: nextRead })
         yield* fullPage(next, pageConditions(next), false, []).pipe(
@@ -514,21 +543,31 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
           Effect.forkIn(scope)
         )
       }
-      return { records: read.records, ...answersFor(request, read.answers), anchorHeld: read.anchorHeld }
+      const answers = read.answers ?? (yield* answersNow(read, request))
+      return { ...read, answers }
     }).pipe(Effect.orDie)
+
+  const sharedPage = (request: ListingStore.PageRequest) =>
+    SharedReads.unlessInTransaction(
+      sql,
+      sharedPages.read(sharedPageKey(request), request),
+      Effect.map(pagesFor([request]), (pages) => pages[0]!)
+    )
 
   // The span captures no stack trace: capturing one cost ~5 µs a page, measured.
   const page = (request: ListingStore.PageRequest): Effect.Effect<ListingStore.PageResult> =>
-    Effect.map(
-      request.since !== undefined
-        ? sincePage(request)
-        : SharedReads.unlessInTransaction(
-          sql,
-          sharedPages.read(sharedPageKey(request), request),
-          Effect.map(pagesFor([request]), (pages) => pages[0]!)
-        ),
-      ({ records, ...reader }) => ({ rows: records.slice(0, request.limit), hasMore: records.length > request.limit, ...reader })
-    ).pipe(Effect.withSpan("SqlListingStore.page", undefined, { captureStackTrace: false }))
+    Effect.gen(function*() {
+      const read = request.since !== undefined ? yield* sincePage(request) : yield* sharedPage(request)
+      const after = request.after
+      // A page with no rows carries no answer for its anchor: then it is looked up.
+      const anchorExists = after === undefined || (read.anchorExists ?? (yield* find(after.id)) !== undefined)
+      return {
+        rows: read.records.slice(0, request.limit),
+        hasMore: read.records.length > request.limit,
+        ...answersFor(request.reader, read.answers),
+        anchorExists
+      }
+    }).pipe(Effect.withSpan("SqlListingStore.page", undefined, { captureStackTrace: false }))
 
   const findOne = (id: Ids.ListingId) =>
     sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}`.values.pipe(
