@@ -46,17 +46,18 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
 
   // The span captures no stack trace: capturing one was a measurable cost per page.
   const page = (request: ListingStore.PageRequest): Effect.Effect<ListingStore.PageResult> =>
-    Effect.gen(function*() {
-      const read = request.since !== undefined ? yield* since.sincePage(request) : yield* reads.sharedPage(request)
-      const after = request.after
-      // A page with no rows carries no answer for its anchor: then it is looked up.
-      const anchorExists = after === undefined || (read.anchorExists ?? (yield* find(after.id)) !== undefined)
-      return {
+    Effect.flatMap(request.since !== undefined ? since.sincePage(request) : reads.sharedPage(request), (read) => {
+      const result = (anchorExists: boolean): ListingStore.PageResult => ({
         rows: read.records.slice(0, request.limit),
         hasMore: read.records.length > request.limit,
         ...answersFor(request.reader, read.answers),
         anchorExists
-      }
+      })
+      const after = request.after
+      if (after === undefined) return Effect.succeed(result(true))
+      if (read.anchorExists !== undefined) return Effect.succeed(result(read.anchorExists))
+      // A page with no rows carries no answer for its anchor: then it is looked up.
+      return Effect.map(find(after.id), (found) => result(found !== undefined))
     }).pipe(Effect.withSpan("SqlListingStore.page", undefined, { captureStackTrace: false }))
 
   /** One index probe per code (listings_category), not a DISTINCT over every matching row. */
