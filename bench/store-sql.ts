@@ -183,6 +183,8 @@ const base = (overrides: Partial<Port.PageRequest>): Port.PageRequest => ({
   visibleBefore: NOW - Time.DAY,
   since: undefined,
   now: NOW,
+  // As the directory asks: the running holds come with every page.
+  reader: { at: NOW, revealsOf: undefined },
   ...overrides
 })
 

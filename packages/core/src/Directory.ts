@@ -48,7 +48,7 @@ import { type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain
 import { AvailabilityCheck } from "./ports/AvailabilityCheck.ts"
 import { HoldStore } from "./ports/HoldStore.ts"
 import { KeyStore, type KeyRecord } from "./ports/KeyStore.ts"
-import { ListingStore, type PageResult } from "./ports/ListingStore.ts"
+import { ListingStore } from "./ports/ListingStore.ts"
 import type { RateDecision } from "./ports/RateLimiter.ts"
 import { RevealStore } from "./ports/RevealStore.ts"
 
@@ -162,23 +162,14 @@ export class Directory extends Context.Service<Directory, {
       const holdStateFor = (caller: Caller, hold: HoldRecord | undefined): HoldState =>
         hold === undefined ? "none" : hold.accountId === caller.accountId ? "mine" : "other"
 
-      /** Rows for one reader: two batched look-ups per page, whatever its size (one on a plan with no ceiling). */
-      const readerRowsFor = Effect.fnUntraced(function*(
+      /** What `caller` is told of each row, given the holds running on them and the rows it revealed. */
+      const readerRowsFor = (
         caller: Caller,
         rows: ReadonlyArray<ListingRecord>,
-        now: Instant,
-        answered: Pick<PageResult, "running" | "revealed"> = {}
-      ) {
-        const active = rows.filter((row) => row.status === "active")
-        const ids = active.map((row) => row.id)
-        const running = answered.running ??
-          (ids.length === 0 ? new Map<string, HoldRecord>() : yield* holdStore.runningOn(ids, now))
-        const needsLedger = caller.plan.revealsPerMonth !== null
-        const undisclosedIds = needsLedger ? active.filter((row) => row.tier !== "open").map((row) => row.id) : []
-        const revealed = !needsLedger || undisclosedIds.length === 0
-          ? new Set<string>()
-          : answered.revealed ?? (yield* reveals.revealedAmong(caller.accountId, undisclosedIds))
-        return rows.map((row): ReaderRow => {
+        running: ReadonlyMap<string, HoldRecord>,
+        revealed: ReadonlySet<string>
+      ): Array<ReaderRow> =>
+        rows.map((row): ReaderRow => {
           if (isTombstone(row.status)) return { _tag: "Tombstone", listing: row }
           const hold = running.get(row.id)
           const holdState = holdStateFor(caller, hold)
@@ -192,7 +183,6 @@ export class Directory extends Context.Service<Directory, {
             }
           }
         })
-      })
 
       const positionAfter = (row: ListingRecord, order: "id" | "latest"): CursorPosition =>
         order === "id" ? { order, id: row.id } : { order, discoveredAt: row.discoveredAt, id: row.id }
@@ -228,17 +218,13 @@ export class Directory extends Context.Service<Directory, {
           now,
           reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
         })
-        // A store that answers whether the cursor's anchor is still held saves a round trip
-        // on every page of a run.
-        const anchorHeld = after === undefined ||
-          (page.anchorHeld ?? (yield* listings.find(after.id)) !== undefined)
-        if (!anchorHeld) {
+        if (!page.anchorExists) {
           return yield* new InvalidRequest({
             parameter: "cursor",
             message: "cursor names a position the directory no longer holds; start again without cursor"
           })
         }
-        const rows = yield* readerRowsFor(caller, page.rows, now, page)
+        const rows = readerRowsFor(caller, page.rows, page.running, page.revealed)
         const last = page.rows[page.rows.length - 1]
         const nextCursor = page.hasMore && last !== undefined
           ? yield* cursors.issue(positionAfter(last, query.order))
@@ -251,7 +237,11 @@ export class Directory extends Context.Service<Directory, {
       const read = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
         const listing = yield* findVisible(caller, id, now)
-        const [row] = yield* readerRowsFor(caller, [listing], now)
+        const running = yield* holdStore.runningOn([listing.id], now)
+        const revealed = caller.plan.revealsPerMonth === null || listing.tier === "open"
+          ? new Set<string>()
+          : yield* reveals.revealedAmong(caller.accountId, [listing.id])
+        const [row] = readerRowsFor(caller, [listing], running, revealed)
         return row as ReaderRow & { readonly _tag: "Listing" }
       }, useCase("Directory.read"))
 

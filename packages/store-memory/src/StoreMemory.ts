@@ -23,6 +23,8 @@ import { Digest, Mac, SecureRandom } from "effect/crypto"
 /*
  * The in-memory adapter. Each operation runs as one synchronous step, so on one JS thread
  * every check-then-write is atomic, the property the SQL adapter gets from transactions.
+ * The listing store reads the hold and reveal stores' state directly, so a page answers for
+ * its reader exactly as those stores would at the same step.
  */
 
 type ListingRecord = Listing.ListingRecord
@@ -35,7 +37,13 @@ export const SYNC_LAG_MS = 120_000
 
 const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
-const makeListingStore = Effect.gen(function*() {
+/** What a page reads of the hold and reveal stores' state, to answer for its reader. */
+interface ReaderState {
+  readonly runningOn: (listingIds: ReadonlyArray<string>, at: number) => ReadonlyMap<string, HoldRecord>
+  readonly revealedAmong: (accountId: string, listingIds: ReadonlyArray<string>) => ReadonlySet<string>
+}
+
+const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
   const rows = new Map<string, ListingRecord>()
   const now = Clock.currentTimeMillis
 
@@ -60,7 +68,16 @@ const makeListingStore = Effect.gen(function*() {
       matching.sort(request.order === "id"
         ? (a, b) => compareIds(a.id, b.id)
         : (a, b) => b.discoveredAt - a.discoveredAt || compareIds(a.id, b.id))
-      return { rows: matching.slice(0, request.limit), hasMore: matching.length > request.limit }
+      const page = matching.slice(0, request.limit)
+      const ids = page.map((row) => row.id)
+      const { after: anchor, reader } = request
+      return {
+        rows: page,
+        hasMore: matching.length > request.limit,
+        running: state.runningOn(ids, reader.at),
+        revealed: reader.revealsOf === undefined ? new Set() : state.revealedAmong(reader.revealsOf, ids),
+        anchorExists: anchor === undefined || rows.has(anchor.id)
+      }
     })
 
   const upsert = (batch: ReadonlyArray<ListingStore.ListingInput>) =>
@@ -131,10 +148,12 @@ const makeRevealStore = Effect.sync(() => {
   const entryKey = (accountId: string, listingId: string) => `${accountId}\u0000${listingId}`
   const usageKey = (accountId: string, month: string) => `${accountId}\u0000${month}`
 
-  return RevealStore.RevealStore.of({
+  const revealedAmong = (accountId: string, listingIds: ReadonlyArray<string>): ReadonlySet<string> =>
+    new Set(listingIds.filter((id) => entries.has(entryKey(accountId, id))))
+
+  const store = RevealStore.RevealStore.of({
     find: (accountId, listingId) => Effect.sync(() => entries.get(entryKey(accountId, listingId))),
-    revealedAmong: (accountId, listingIds) =>
-      Effect.sync(() => new Set(listingIds.filter((id) => entries.has(entryKey(accountId, id))))),
+    revealedAmong: (accountId, listingIds) => Effect.sync(() => revealedAmong(accountId, listingIds)),
     record: (request) =>
       Effect.sync((): RevealStore.RecordOutcome => {
         const key = entryKey(request.accountId, request.listingId)
@@ -157,6 +176,7 @@ const makeRevealStore = Effect.sync(() => {
       }),
     usedIn: (accountId, month) => Effect.sync(() => usage.get(usageKey(accountId, month)) ?? 0)
   })
+  return { store, revealedAmong }
 })
 
 const makeHoldStore = Effect.sync(() => {
@@ -172,7 +192,16 @@ const makeHoldStore = Effect.sync(() => {
     return hold !== undefined && hold.accountId === accountId ? hold : undefined
   }
 
-  return HoldStore.HoldStore.of({
+  const runningOn = (listingIds: ReadonlyArray<string>, now: number): ReadonlyMap<string, HoldRecord> => {
+    const wanted = new Set(listingIds)
+    const running = new Map<string, HoldRecord>()
+    for (const hold of holds.values()) {
+      if (wanted.has(hold.listingId) && Hold.isRunningAt(hold, now)) running.set(hold.listingId, hold)
+    }
+    return running
+  }
+
+  const store = HoldStore.HoldStore.of({
     acquire: (request) =>
       Effect.suspend((): Effect.Effect<
         { readonly hold: HoldRecord; readonly created: boolean },
@@ -224,15 +253,7 @@ const makeHoldStore = Effect.sync(() => {
         return Effect.succeed(decision.success)
       }),
     findOwn: (accountId, holdId) => Effect.sync(() => own(accountId, holdId)),
-    runningOn: (listingIds, now) =>
-      Effect.sync(() => {
-        const wanted = new Set(listingIds)
-        const running = new Map<string, HoldRecord>()
-        for (const hold of holds.values()) {
-          if (wanted.has(hold.listingId) && Hold.isRunningAt(hold, now)) running.set(hold.listingId, hold)
-        }
-        return running
-      }),
+    runningOn: (listingIds, now) => Effect.sync(() => runningOn(listingIds, now)),
     forAccount: (accountId, endedSince, now) =>
       Effect.sync(() =>
         all()
@@ -246,6 +267,7 @@ const makeHoldStore = Effect.sync(() => {
     countRunning: (accountId, now) =>
       Effect.sync(() => all().filter((hold) => hold.accountId === accountId && Hold.isRunningAt(hold, now)).length)
   })
+  return { store, runningOn }
 })
 
 
@@ -320,9 +342,12 @@ const makeAccountsAndKeys = Effect.sync(() => {
 export const layerStores = Layer.effectContext(
   Effect.gen(function*() {
     const { accountStore, keyStore } = yield* makeAccountsAndKeys
-    return Context.make(ListingStore.ListingStore, yield* makeListingStore).pipe(
-      Context.add(RevealStore.RevealStore, yield* makeRevealStore),
-      Context.add(HoldStore.HoldStore, yield* makeHoldStore),
+    const reveals = yield* makeRevealStore
+    const holds = yield* makeHoldStore
+    const listings = yield* makeListingStore({ runningOn: holds.runningOn, revealedAmong: reveals.revealedAmong })
+    return Context.make(ListingStore.ListingStore, listings).pipe(
+      Context.add(RevealStore.RevealStore, reveals.store),
+      Context.add(HoldStore.HoldStore, holds.store),
       Context.add(AccountStore.AccountStore, accountStore),
       Context.add(KeyStore.KeyStore, keyStore)
     )

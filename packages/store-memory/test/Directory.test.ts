@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cursor, Directory, Errors, ListingStore, ListQuery, Operators, Plan, RevealStore } from "@dropshelf/core"
+import { Cursor, Directory, Errors, HoldStore, ListingStore, ListQuery, Operators, Plan, RevealStore } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Effect, Layer, Tracer } from "effect"
+import { Context, Effect, Layer, Tracer } from "effect"
 import { TestClock } from "effect/testing"
 import { callerOn, DAY, HOUR, id, listing, load, T0 } from "./support.ts"
 
@@ -54,54 +54,61 @@ describe("Directory: authentication", () => {
 
 describe("Directory: reading", () => {
   /*
-   * A store may answer whether the cursor's anchor is held with the page (the SQL store does);
-   * one that does not is asked `find`. Both ways the answer must decide, and an answer given
-   * must spare the look-up.
+   * A page comes back from the listing store with its anchor's existence, the running holds and
+   * the caller's reveals: the directory asks nothing else for it, and the store's answers decide.
    */
-  for (const answers of [false, true]) {
-    it.effect(`refuses a genuine cursor whose anchor listing the directory does not hold (store ${answers ? "answers" : "does not answer"})`, () => {
-      let finds = 0
-      const listingStore = Layer.effect(
-        ListingStore.ListingStore,
-        Effect.gen(function*() {
-          const inner = yield* ListingStore.ListingStore
-          return ListingStore.ListingStore.of({
-            ...inner,
-            find: (id) => Effect.suspend(() => {
-              finds += 1
-              return inner.find(id)
-            }),
-            page: (request) =>
-              Effect.gen(function*() {
-                const page = yield* inner.page(request)
-                if (!answers || request.after === undefined) return page
-                return { ...page, anchorHeld: (yield* inner.find(request.after.id)) !== undefined }
-              })
-          })
-        })
+  it.effect("a page is one store call: the anchor, holds and reveals come with it and decide", () => {
+    const asked: Array<string> = []
+    const counted = <A>(name: string, effect: Effect.Effect<A>) => Effect.suspend(() => (asked.push(name), effect))
+    const countingStores = Layer.effectContext(Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      const holds = yield* HoldStore.HoldStore
+      const reveals = yield* RevealStore.RevealStore
+      return Context.make(ListingStore.ListingStore, ListingStore.ListingStore.of({
+        ...listings,
+        find: (id) => counted("find", listings.find(id))
+      })).pipe(
+        Context.add(HoldStore.HoldStore, HoldStore.HoldStore.of({
+          ...holds,
+          runningOn: (ids, at) => counted("runningOn", holds.runningOn(ids, at))
+        })),
+        Context.add(RevealStore.RevealStore, RevealStore.RevealStore.of({
+          ...reveals,
+          revealedAmong: (account, ids) => counted("revealedAmong", reveals.revealedAmong(account, ids))
+        }))
       )
-      return Effect.gen(function*() {
-        yield* TestClock.setTime(T0)
-        const directory = yield* Directory.Directory
-        const cursors = yield* Cursor.CursorCodec
-        yield* load(listing("HELDROW1", { discoveredAt: T0 - 8 * DAY }))
-        const { caller } = yield* callerOn("business")
-        const held = yield* cursors.issue({ order: "id", id: "HELDROW1" as never })
-        const page = yield* directory.list(caller, yield* ListQuery.decode({ cursor: held }))
-        assert.deepStrictEqual(page.data, [])
-        const gone = yield* cursors.issue({ order: "id", id: "NEVERHLD" as never })
-        const error = yield* Effect.flip(directory.list(caller, yield* ListQuery.decode({ cursor: gone })))
-        assert.instanceOf(error, Errors.InvalidRequest)
-        assert.strictEqual((error as Errors.InvalidRequest).parameter, "cursor")
-        assert.strictEqual(finds, answers ? 0 : 2)
-      }).pipe(Effect.provide(Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
-        Layer.provide(listingStore),
-        Layer.provideMerge(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
-        Layer.provideMerge(StoreMemory.layer),
-        Layer.provideMerge(StoreMemory.layerCrypto)
-      )))
-    })
-  }
+    }))
+    return Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const directory = yield* Directory.Directory
+      const cursors = yield* Cursor.CursorCodec
+      yield* load(listing("HELDROW1"), listing("HELDROW2"), listing("HELDROW3"))
+      const { caller: holder } = yield* callerOn("pro", "holder")
+      const { caller: reader } = yield* callerOn("pro", "reader")
+      yield* directory.reveal(holder, "HELDROW1")
+      yield* directory.hold(holder, "HELDROW1")
+      yield* directory.reveal(reader, "HELDROW2")
+      asked.length = 0
+      const page = yield* directory.list(reader, yield* ListQuery.decode({}))
+      assert.deepStrictEqual(page.data.map((row) => row.status === "active" ? [row.id, row.hold_state, row.domain] : [row.id]), [
+        ["HELDROW1", "other", null],
+        ["HELDROW2", "none", "heldrow2shop.com"],
+        ["HELDROW3", "none", null]
+      ])
+      const held = yield* cursors.issue({ order: "id", id: "HELDROW3" as never })
+      assert.deepStrictEqual((yield* directory.list(reader, yield* ListQuery.decode({ cursor: held }))).data, [])
+      const gone = yield* cursors.issue({ order: "id", id: "NEVERHLD" as never })
+      const error = yield* Effect.flip(directory.list(reader, yield* ListQuery.decode({ cursor: gone })))
+      assert.instanceOf(error, Errors.InvalidRequest)
+      assert.strictEqual((error as Errors.InvalidRequest).parameter, "cursor")
+      assert.deepStrictEqual(asked, [])
+    }).pipe(Effect.provide(Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+      Layer.provide(countingStores),
+      Layer.provideMerge(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
+      Layer.provideMerge(StoreMemory.layer),
+      Layer.provideMerge(StoreMemory.layerCrypto)
+    )))
+  })
 
   it.effect("hides listings younger than the plan's access delay", () =>
     run(Effect.gen(function*() {

@@ -166,7 +166,8 @@ describeOnServer("sql (server) concurrency", (databaseUrl) => {
           filters: {},
           visibleBefore: T0 + 365 * Time.DAY,
           since: syncedAt,
-          now: T0
+          now: T0,
+          reader: { at: T0, revealsOf: undefined }
         } as const
         const during = yield* listings.page(request)
         assert.notInclude(during.rows.map((row) => row.blurb), "written slowly")

@@ -92,7 +92,8 @@ describe.skipIf(!enabled)(`sql (server) scale${skipReason}`, () => {
         filters: {},
         visibleBefore: Date.now(),
         since: undefined,
-        now: Date.now()
+        now: Date.now(),
+        reader: { at: Date.now(), revealsOf: undefined }
       })
       const timed = <A>(effect: Effect.Effect<A>) =>
         Effect.gen(function*() {

@@ -24,35 +24,34 @@ export interface PageRequest {
   readonly since: Instant | undefined
   /** Reference time for relative filters (`checkedDays`). */
   readonly now: Instant
-  /**
-   * Who will read the page. A store that keeps holds and reveals beside the listings may answer
-   * with the page what the directory would otherwise ask the hold and reveal stores: the holds
-   * running at `at` on its rows, and the rows `revealsOf` has revealed (see `PageResult`). A
-   * store may ignore it.
-   */
-  readonly reader?: PageReader | undefined
+  /** Who will read the page: the page answers, with its rows, what this reader needs of each. */
+  readonly reader: PageReader
 }
 
 export interface PageReader {
+  /** The instant at which a hold counts as running. */
   readonly at: Instant
   /** The account whose reveals matter; undefined when none do (a plan without a ceiling). */
   readonly revealsOf: string | undefined
 }
 
+/**
+ * One page and, read with it, what the directory needs to tell its reader about each row: every
+ * store answers all three, so the directory never asks the hold or reveal stores for a page.
+ */
 export interface PageResult {
   /** Active rows, plus sold, blocked and delisted rows on a `since` run; never drafts. */
   readonly rows: ReadonlyArray<ListingRecord>
   readonly hasMore: boolean
-  /** When the store answered `reader`: exactly `HoldStore.runningOn(ids of rows, reader.at)`. */
-  readonly running?: ReadonlyMap<string, HoldRecord> | undefined
-  /** When the store answered `reader.revealsOf`: exactly `RevealStore.revealedAmong(revealsOf, ids of rows)`. */
-  readonly revealed?: ReadonlySet<string> | undefined
+  /** Exactly `HoldStore.runningOn(ids of rows, reader.at)`. */
+  readonly running: ReadonlyMap<string, HoldRecord>
+  /** Exactly `RevealStore.revealedAmong(reader.revealsOf, ids of rows)`; empty when `revealsOf` is undefined. */
+  readonly revealed: ReadonlySet<string>
   /**
-   * When the store answered it: whether the row `after` names is in the directory (any status),
-   * as `find(after.id) !== undefined` would say. A store may leave it out, and then the caller
-   * asks `find`; the SQL store answers it in the page's own statement.
+   * Whether the row `after` names is in the directory (any status, tombstones included), as
+   * `find(after.id) !== undefined` would say; true when there is no `after`.
    */
-  readonly anchorHeld?: boolean | undefined
+  readonly anchorExists: boolean
 }
 
 /** A listing as written by an import: exact figures; `discoveredAt` applies only on insert. */

@@ -1,0 +1,183 @@
+import { Bands, ListingFilter, type ListingStore, ListQuery, Time } from "@dropshelf/core"
+import type { Effect } from "effect"
+import type { SqlClient, SqlError } from "effect/sql"
+import type { Fragment } from "effect/sql/Statement"
+import { JOINED_HOLD_COLUMNS, type Values } from "./ListingRows.ts"
+import { runningAt } from "./SqlHoldStore.ts"
+import { storable, toDate } from "./Rows.ts"
+
+/*
+ * A page request as SQL. Every filter of `ListingFilter.matchesFilters` is one condition over
+ * plain columns; the derived ones (tld, published value, citability score, search text) are
+ * computed at write time by the core's own functions, so the two cannot drift. Besides the
+ * filters: the run (active rows, or a since run with its tombstones), the access delay, the
+ * keyset position, the order and the LIMIT, and the reader's holds and reveals joined onto a
+ * page's rows.
+ */
+
+/** A page request whose reader may be left out: a page read ahead reads rows only. */
+export type PageQuery = Omit<ListingStore.PageRequest, "reader"> & {
+  readonly reader: ListingStore.PageReader | undefined
+}
+
+/** `LIKE` pattern for "contains term", with the pattern characters taken literally. */
+const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+/** The directory-score range's bounds, by the same decile rule as `Bands.directoryScoreRange`. */
+const scoreLow = `LEAST(90, (directory_score / 10) * 10)`
+const scoreHigh = `CASE WHEN ${scoreLow} = 90 THEN 100 ELSE ${scoreLow} + 9 END`
+
+export interface ListingQuery {
+  /** Every condition of a page request: status, filters, access delay and the keyset position. */
+  readonly pageConditions: (request: PageQuery) => Array<Fragment>
+  readonly orderOf: (request: PageQuery, table?: string) => Fragment
+  /** `limit + 1`, as a literal, so that one more row says whether there are more. */
+  readonly limitOf: (request: PageQuery) => Fragment
+  /** With a cursor, whether its anchor row exists, as one more column of the page. */
+  readonly anchorColumn: (request: PageQuery) => Fragment
+  /** The rows of `select` and, with a reader, each row's running hold and which of `revealers` revealed it. */
+  readonly withReader: (
+    request: PageQuery,
+    select: Fragment,
+    revealers: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError>
+  /** For rows already read: each id with its running hold at `reader.at` and which of `revealers` revealed it. */
+  readonly readerOf: (
+    ids: ReadonlyArray<string>,
+    reader: ListingStore.PageReader,
+    revealers: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError>
+}
+
+export const make = (sql: SqlClient.SqlClient): ListingQuery => {
+  const filterConditions = (filters: ListQuery.ListFilters, now: Time.Instant): Array<Fragment> => {
+    const f = filters
+    const where: Array<Fragment> = []
+    if (f.ageMin !== undefined) where.push(sql`age_years >= ${f.ageMin}`)
+    if (f.categories !== undefined) where.push(sql`category = ANY(${[...f.categories]}::text[])`)
+    if (f.checkedDays !== undefined) {
+      where.push(sql`availability_checked_at >= ${toDate(now - f.checkedDays * Time.DAY)}`)
+    }
+    if (f.citabilityMin !== undefined) where.push(sql`citability_score >= ${f.citabilityMin}`)
+    if (f.featured !== undefined) {
+      where.push(f.featured ? sql`featured_rank IS NOT NULL` : sql`featured_rank IS NULL`)
+    }
+    if (f.priceRange !== undefined) {
+      const { high, low } = Bands.priceRangeBounds[f.priceRange]
+      where.push(sql`published_value_cents >= ${low}`)
+      if (high !== null) where.push(sql`published_value_cents < ${high}`)
+    }
+    if (f.q !== undefined) {
+      // search_text is already lower-cased by the core; LIKE then matches exactly as `includes`.
+      // A term holding U+0000 occurs in no listing (Postgres text cannot hold it): it matches nothing.
+      for (const term of ListingFilter.searchTerms(f.q)) {
+        where.push(storable(term) ? sql`search_text LIKE ${containsPattern(term)}` : sql.literal("FALSE"))
+      }
+    }
+    if (f.referringDomainBands !== undefined) {
+      const bands = f.referringDomainBands.map((band) => {
+        const { high, low } = Bands.referringDomainsBandBounds(band)
+        return high === null
+          ? sql`referring_domains >= ${low}`
+          : sql`referring_domains BETWEEN ${low} AND ${high}`
+      })
+      where.push(sql.or(bands))
+    }
+    if (f.recommended === true) {
+      where.push(sql`category IS NOT NULL`)
+      where.push(sql`jsonb_array_length(linked_by) > 0`)
+      where.push(sql`directory_score >= ${ListQuery.RECOMMENDED_SCORE_FLOOR}`)
+    }
+    if (f.rsMin !== undefined || f.rsMax !== undefined) where.push(sql`directory_score IS NOT NULL`)
+    if (f.rsMin !== undefined) where.push(sql`${sql.literal(scoreLow)} >= ${f.rsMin}`)
+    if (f.rsMax !== undefined) where.push(sql`${sql.literal(scoreHigh)} <= ${f.rsMax}`)
+    if (f.sources !== undefined) where.push(sql`source = ANY(${[...f.sources]}::text[])`)
+    if (f.spam !== undefined) where.push(sql`spam = ${f.spam}`)
+    if (f.openTierOnly === true) where.push(sql`tier = 'open'`)
+    if (f.tld !== undefined) where.push(sql`tld = ${f.tld}`)
+    return where
+  }
+
+  /*
+   * The clock-valued bounds go in as one-row subqueries, whose value the planner never sees, and
+   * the LIMIT as a literal: the page statement then gets one generic plan per connection instead
+   * of being planned anew at every execution, which cost more than running it
+   * (docs/performance.md). Filter values and `since` stay visible parameters: there the plan
+   * should follow the value.
+   */
+  const opaque = (at: Time.Instant) => sql`(SELECT ${toDate(at)}::timestamptz)`
+  const limitOf = (request: PageQuery) => {
+    const rows = request.limit + 1
+    if (!Number.isSafeInteger(rows) || rows < 2) throw new RangeError(`page limit must be a positive integer, got ${request.limit}`)
+    return sql.literal(String(rows))
+  }
+
+  const pageConditions = (request: PageQuery): Array<Fragment> => {
+    const where: Array<Fragment> = []
+    const filters = filterConditions(request.filters, request.now)
+    if (request.since === undefined) {
+      where.push(sql`status = 'active'`, ...filters)
+    } else {
+      // Tombstones carry no metrics worth filtering on: a since run delivers every one.
+      // The database stamps updated_at with its own clock, so no row predates 1970: an earlier
+      // since means the same, and years before 1 would not even reach PGlite (no year 0 there).
+      where.push(sql`updated_at >= ${toDate(Math.max(request.since, 0))}`)
+      where.push(sql`status IN ('active', 'sold', 'blocked', 'delisted')`)
+      if (filters.length > 0) where.push(sql`(status <> 'active' OR ${sql.and(filters)})`)
+    }
+    where.push(sql`discovered_at <= ${opaque(request.visibleBefore)}`)
+    const after = request.after
+    if (after !== undefined) {
+      if (after.order === "id") {
+        where.push(sql`id > ${after.id}`)
+      } else {
+        const at = toDate(after.discoveredAt)
+        // The leading `<=` is an index range on (discovered_at DESC, id): without it the
+        // planner reads every row before the position.
+        where.push(sql`discovered_at <= ${at}`)
+        where.push(sql`(discovered_at < ${at} OR id > ${after.id})`)
+      }
+    }
+    return where
+  }
+
+  const orderOf = (request: PageQuery, table = "") =>
+    request.order === "latest"
+      ? sql.literal(`${table}discovered_at DESC, ${table}id ASC`)
+      : sql.literal(`${table}id ASC`)
+
+  /** Postgres evaluates the uncorrelated EXISTS once per statement. */
+  const anchorColumn = (request: PageQuery) =>
+    request.after === undefined
+      ? sql.literal("")
+      : sql`, EXISTS (SELECT 1 FROM listings AS anchor WHERE anchor.id = ${request.after.id}) AS anchor_held`
+
+  const revealedBy = (revealers: ReadonlyArray<string>) =>
+    revealers.length === 0
+      ? sql.literal("'{}'::text[]")
+      : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${revealers}::text[]))`
+
+  /** The hold running at `at` on row `l`, as `HoldStore.runningOn` would find it. */
+  const runningHold = (at: Time.Instant) =>
+    sql`LEFT JOIN LATERAL (SELECT * FROM holds
+        WHERE listing_id = l.id AND ${runningAt(sql, opaque(at))}
+        ORDER BY held_at DESC LIMIT 1) AS h ON true`
+
+  // One round trip where the rows, the holds and the reveals would take three. Several revealers
+  // when reads of one page share the statement (SharedReads).
+  const withReader = (request: PageQuery, select: Fragment, revealers: ReadonlyArray<string>) => {
+    const reader = request.reader
+    if (reader === undefined) return sql`${select}`.values
+    return sql`SELECT l.*, ${revealedBy(revealers)} AS revealed_by, ${sql.literal(JOINED_HOLD_COLUMNS)}
+      FROM (${select}) AS l
+      ${runningHold(reader.at)}
+      ORDER BY ${orderOf(request, "l.")}`.values
+  }
+
+  const readerOf = (ids: ReadonlyArray<string>, reader: ListingStore.PageReader, revealers: ReadonlyArray<string>) =>
+    sql`SELECT l.id, ${revealedBy(revealers)} AS revealed_by, ${sql.literal(JOINED_HOLD_COLUMNS)}
+      FROM unnest(${[...ids]}::text[]) AS l(id)
+      ${runningHold(reader.at)}`.values
+
+  return { pageConditions, orderOf, limitOf, anchorColumn, withReader, readerOf }
+}

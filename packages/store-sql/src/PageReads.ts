@@ -1,0 +1,155 @@
+import type { Listing, ListingStore } from "@dropshelf/core"
+import { Effect, type Scope } from "effect"
+import type { SqlClient, SqlError } from "effect/sql"
+import type { Fragment } from "effect/sql/Statement"
+import type * as ListingCache from "./ListingCache.ts"
+import type { ListingQuery, PageQuery } from "./ListingQuery.ts"
+import {
+  anchorExistsIn,
+  COLUMN,
+  COLUMNS,
+  layoutOf,
+  LISTING_COLUMNS,
+  type ReaderAnswers,
+  readerAnswers,
+  revealersOf,
+  toRecord,
+  VERSION_COLUMNS
+} from "./ListingRows.ts"
+import { instant } from "./Rows.ts"
+import * as SharedReads from "./SharedReads.ts"
+
+/*
+ * Reading a page's rows. In full, every column decoded (a since pull, read once); or through
+ * the row cache (ListingCache): ids and versions first, then only the rows not cached at that
+ * version. Pages other than since runs also share statements: concurrent reads of the same page
+ * ride on one statement (SharedReads), each reader getting its own reveals back.
+ */
+
+/** The rows of a page (`limit + 1` at most) and what its statement said of readers and anchor. */
+export interface Read {
+  readonly records: Array<Listing.ListingRecord>
+  /** Undefined when the page was read without a reader (read ahead). */
+  readonly answers: ReaderAnswers | undefined
+  /** Undefined without a cursor, or when no row came back to carry the answer. */
+  readonly anchorExists: boolean | undefined
+}
+
+/** A page read with its reader: the statement answered for it. */
+export interface Served extends Read {
+  readonly answers: ReaderAnswers
+}
+
+export interface PageReads {
+  /** The page decoded in full; `keep` puts its rows in the cache. */
+  readonly fullPage: {
+    (request: ListingStore.PageRequest, where: ReadonlyArray<Fragment>, keep: boolean, revealers: ReadonlyArray<string>): Effect.Effect<Served, SqlError.SqlError>
+    (request: PageQuery, where: ReadonlyArray<Fragment>, keep: boolean, revealers: ReadonlyArray<string>): Effect.Effect<Read, SqlError.SqlError>
+  }
+  /** The page through the cache, sharing its statement with concurrent reads of the same page. */
+  readonly sharedPage: (request: ListingStore.PageRequest) => Effect.Effect<Served>
+}
+
+export const make = (
+  sql: SqlClient.SqlClient,
+  scope: Scope.Scope,
+  cache: ListingCache.ListingCache,
+  query: ListingQuery
+): PageReads => {
+  const { anchorColumn, limitOf, orderOf, pageConditions, withReader } = query
+
+  // With a reader, withReader joins its answers: the overload for a PageRequest says so.
+  const fullPage = ((
+    request: PageQuery,
+    where: ReadonlyArray<Fragment>,
+    keep: boolean,
+    revealers: ReadonlyArray<string>
+  ): Effect.Effect<Read, SqlError.SqlError> =>
+    withReader(
+      request,
+      sql`SELECT ${sql.literal(COLUMNS)}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
+        ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
+      revealers
+    ).pipe(
+      Effect.map((rows) => {
+        const anchored = request.after !== undefined
+        const layout = layoutOf(anchored, LISTING_COLUMNS.length)
+        return {
+          records: rows.map((row) => (keep ? cache.intern(toRecord(row)) : toRecord(row))),
+          answers: request.reader === undefined ? undefined : readerAnswers(rows.slice(0, request.limit), layout),
+          anchorExists: anchorExistsIn(anchored, rows, layout)
+        }
+      })
+    )) as PageReads["fullPage"]
+
+  /**
+   * A row written between the two statements is not mixed in at its newer version (it might no
+   * longer match): the page is then read again in full, as one statement.
+   */
+  const cachedPage = (request: ListingStore.PageRequest, revealers: ReadonlyArray<string>) =>
+    Effect.gen(function*(): Effect.fn.Return<Served, SqlError.SqlError> {
+      const where = pageConditions(request)
+      const versions = yield* withReader(
+        request,
+        sql`SELECT ${sql.literal(VERSION_COLUMNS.join(", "))}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
+          ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
+        revealers
+      )
+      const records = new Array<Listing.ListingRecord | undefined>(versions.length)
+      const missing: Array<string> = []
+      // Each version starts with VERSION_COLUMNS: [id, updated_at, …].
+      versions.forEach((version, index) => {
+        records[index] = cache.get(version[0] as string, instant(version[1]))
+        if (records[index] === undefined) missing.push(version[0] as string)
+      })
+      const anchored = request.after !== undefined
+      const layout = layoutOf(anchored, VERSION_COLUMNS.length)
+      const answers = readerAnswers(versions.slice(0, request.limit), layout)
+      const anchorExists = anchorExistsIn(anchored, versions, layout)
+      if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers, anchorExists }
+      const fetched = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${missing}::text[])`.values
+      const byId = new Map(fetched.map((row) => [row[COLUMN.id] as string, toRecord(row)]))
+      for (let index = 0; index < versions.length; index++) {
+        if (records[index] !== undefined) continue
+        const record = byId.get(versions[index]![0] as string)
+        if (record === undefined || record.updatedAt !== instant(versions[index]![1])) {
+          return yield* fullPage(request, where, true, revealers)
+        }
+        records[index] = cache.intern(record)
+      }
+      return { records: records as Array<Listing.ListingRecord>, answers, anchorExists }
+    })
+
+  /*
+   * Reads of the same page (same filters, position, size, access delay) that arrive while one is
+   * being read share the next statement. It runs at the latest clock of its batch; every request
+   * in it started before, so each answer is still the directory at an instant inside its own
+   * request.
+   */
+  const sharedPageKey = (request: ListingStore.PageRequest) =>
+    JSON.stringify([
+      request.order,
+      request.after,
+      request.limit,
+      request.filters,
+      request.now - request.visibleBefore,
+      request.reader.at - request.now
+    ])
+
+  const pagesFor = (batch: ReadonlyArray<ListingStore.PageRequest>) =>
+    Effect.gen(function*() {
+      const revealers = [...new Set(batch.flatMap((request) => revealersOf(request.reader)))]
+      const read = yield* cachedPage(SharedReads.latest(batch, (request) => request.now), revealers)
+      return batch.map(() => read)
+    }).pipe(Effect.orDie)
+  const sharedPages = SharedReads.make(scope, pagesFor)
+
+  const sharedPage = (request: ListingStore.PageRequest) =>
+    SharedReads.unlessInTransaction(
+      sql,
+      sharedPages.read(sharedPageKey(request), request),
+      Effect.map(pagesFor([request]), (pages) => pages[0]!)
+    )
+
+  return { fullPage, sharedPage }
+}

@@ -1,0 +1,121 @@
+import type { ListingStore, Time } from "@dropshelf/core"
+import { Deferred, Effect, Exit, type Scope } from "effect"
+import type { SqlClient } from "effect/sql"
+import type { ListingQuery, PageQuery } from "./ListingQuery.ts"
+import { layoutOf, type ReaderAnswers, readerAnswers, revealersOf } from "./ListingRows.ts"
+import type { PageReads, Read, Served } from "./PageReads.ts"
+import { instant } from "./Rows.ts"
+
+/*
+ * The since feed: its `synced_at` watermark, and the pages of a since run, the next of which is
+ * read ahead while a consumer that follows a cursor handles the current one. A page read ahead
+ * carries rows only: who holds or revealed what is read when the page is served.
+ */
+
+/** How far `synced_at` trails the database clock, as in the spec. */
+export const SYNC_LAG_SECONDS = 120
+
+/** How long one reading of the since watermark serves later pages (see `syncedAt`). */
+export const SYNCED_AT_REUSE_MS = 1_000
+
+/** How long a since page read ahead waits for its request; how many may wait at once. */
+const READ_AHEAD_MS = 5_000
+const MAX_READS_AHEAD = 32
+
+export interface SinceFeed {
+  readonly syncedAt: Effect.Effect<Time.Instant>
+  /** A page of a since run, with what its statement (or a statement now) said of the reader. */
+  readonly sincePage: (request: ListingStore.PageRequest) => Effect.Effect<Served>
+}
+
+export const make = (
+  sql: SqlClient.SqlClient,
+  scope: Scope.Scope,
+  syncLagSeconds: number,
+  query: ListingQuery,
+  reads: PageReads
+): SinceFeed => {
+  /*
+   * updated_at is the time of the write, not of the commit: a transaction that stamped a row
+   * and has not committed yet can still make that row visible with an updated_at in the past.
+   * So the watermark never passes the start of the oldest open transaction that has written
+   * anything (it holds an xid), and it trails the clock by 120 s besides.
+   *
+   * A watermark that was valid when read stays valid: any row a later page cannot see yet was
+   * written after that read, or by a transaction that was already open (and counted) then. So
+   * one reading serves every page for SYNCED_AT_REUSE_MS, which costs consumers at most that
+   * much more overlap and saves a statement per page.
+   */
+  const readSyncedAt = sql<{ synced_at: unknown }>`SELECT LEAST(
+      clock_timestamp() - make_interval(secs => ${syncLagSeconds}),
+      (SELECT min(xact_start) FROM pg_stat_activity
+        WHERE backend_xid IS NOT NULL AND datname = current_database() AND pid <> pg_backend_pid())
+    ) AS synced_at`.pipe(
+    Effect.map((rows) => instant(rows[0]!.synced_at)),
+    Effect.orDie
+  )
+  let lastSyncedAt: { readonly value: Time.Instant; readonly readAt: number } | undefined
+  const syncedAt = Effect.suspend(() => {
+    const readAt = performance.now()
+    if (lastSyncedAt !== undefined && readAt - lastSyncedAt.readAt < SYNCED_AT_REUSE_MS) {
+      return Effect.succeed(lastSyncedAt.value)
+    }
+    return Effect.map(readSyncedAt, (value) => {
+      lastSyncedAt = { value, readAt }
+      return value
+    })
+  })
+
+  /*
+   * The next page is read a moment earlier than asked, with an access-delay bound no later than
+   * the request's: it can miss a row written since, never show one the caller may not see, and a
+   * row written after the run's synced_at reaches the consumer on its next run anyway (the spec's
+   * overlap). Its anchor (the last row of the page just served) existed when it was read; rows
+   * leave the directory as tombstones, so only a row deleted by hand in between would go unnoticed.
+   */
+  const readAhead = new Map<string, { readonly visibleBefore: number; readonly startedAt: number; readonly read: Deferred.Deferred<Read, unknown> }>()
+  const readAheadKey = (request: PageQuery, afterId: string) =>
+    JSON.stringify([request.since, request.order, request.limit, request.filters, afterId])
+
+  /** The reader's holds and reveals on rows read ahead, asked now. */
+  const answersNow = (read: Read, request: ListingStore.PageRequest) =>
+    Effect.gen(function*() {
+      const ids = read.records.slice(0, request.limit).map((record) => record.id)
+      if (ids.length === 0) return { running: new Map(), revealedBy: new Map() } satisfies ReaderAnswers
+      const rows = yield* query.readerOf(ids, request.reader, revealersOf(request.reader))
+      return readerAnswers(rows, layoutOf(false, 1))
+    })
+
+  const sincePage = (request: ListingStore.PageRequest) =>
+    Effect.gen(function*() {
+      const key = request.after === undefined ? undefined : readAheadKey(request, request.after.id)
+      const ahead = key === undefined ? undefined : readAhead.get(key)
+      if (key !== undefined) readAhead.delete(key)
+      let read: Read | undefined
+      if (ahead !== undefined && ahead.visibleBefore <= request.visibleBefore && performance.now() - ahead.startedAt < READ_AHEAD_MS) {
+        const finished = yield* Effect.exit(Deferred.await(ahead.read))
+        if (Exit.isSuccess(finished)) read = finished.value
+      }
+      read ??= yield* reads.fullPage(request, query.pageConditions(request), false, revealersOf(request.reader))
+      const last = read.records[request.limit - 1]
+      const now = performance.now()
+      for (const [stale, entry] of readAhead) if (now - entry.startedAt >= READ_AHEAD_MS) readAhead.delete(stale)
+      // Only a run that already follows a cursor is read ahead: a poller that reads one page
+      // from its watermark and stops would make every read-ahead wasted work.
+      const following = request.after !== undefined
+      if (following && read.records.length > request.limit && last !== undefined && readAhead.size < MAX_READS_AHEAD) {
+        const next: PageQuery = { ...request, after: { order: "id", id: last.id }, reader: undefined }
+        const nextRead = Deferred.makeUnsafe<Read, unknown>()
+        readAhead.set(readAheadKey(next, last.id), { visibleBefore: next.visibleBefore, startedAt: now, read: nextRead })
+        yield* reads.fullPage(next, query.pageConditions(next), false, []).pipe(
+          Effect.exit,
+          Effect.flatMap((exit) => Deferred.done(nextRead, exit)),
+          Effect.forkIn(scope)
+        )
+      }
+      const answers = read.answers ?? (yield* answersNow(read, request))
+      return { ...read, answers }
+    }).pipe(Effect.orDie)
+
+  return { syncedAt, sincePage }
+}
