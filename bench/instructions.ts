@@ -16,7 +16,7 @@
  * this kind).
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { SERVING_SEMI_SPACE_MB } from "../apps/cli/src/YoungGeneration.ts"
+import { launcherNodeFlags } from "../scripts/build.ts"
 import { databaseUrl } from "./postgres.ts"
 import { cli, keyFor, sources, waitFor } from "./server.ts"
 
@@ -37,9 +37,8 @@ const get = async (port: number) => {
 const count = async (requests: number, port: number): Promise<number> => {
   const child: ChildProcess = spawn(
     "valgrind",
-    // The semi-space size a serving command would otherwise restart itself to get: an exec would
-    // leave callgrind behind (apps/cli/src/YoungGeneration.ts).
-    ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, `--max-semi-space-size=${SERVING_SEMI_SPACE_MB}`, main, "serve", "--port", String(port)],
+    // node started by hand, so the flags the launcher's first line would give it.
+    ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, ...launcherNodeFlags, main, "serve", "--port", String(port)],
     {
       env: { ...process.env, DATABASE_URL: databaseUrl(DATABASE), DROPSHELF_RATE_LIMIT: "count-only" },
       stdio: ["ignore", "ignore", "pipe"]

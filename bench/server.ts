@@ -9,7 +9,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { join, resolve } from "node:path"
-import { build } from "../scripts/build.ts"
+import { build, launcherNodeFlags } from "../scripts/build.ts"
 import type { Walk } from "./load.ts"
 import { databaseUrl } from "./postgres.ts"
 
@@ -67,7 +67,8 @@ export const startServer = async (
   port: number,
   options: { readonly from: "bundle" | "sources" } = { from: "bundle" }
 ): Promise<ChildProcess> => {
-  const child = spawn(node, [...nodeArgs, options.from === "bundle" ? cli : sources, "serve", "--port", String(port)], {
+  // node started by hand, so the flags the launcher's first line gives a server run as a program.
+  const child = spawn(node, [...launcherNodeFlags, ...nodeArgs, options.from === "bundle" ? cli : sources, "serve", "--port", String(port)], {
     env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only" },
     // With flags that report (--trace-gc), the server's standard output is shown, access log and all.
     stdio: ["ignore", nodeArgs.length > 0 ? "inherit" : "ignore", "inherit"]

@@ -13,11 +13,20 @@
  * removed first, and nothing else: the tests build into folders of their own inside `dist/`)
  */
 import * as esbuild from "esbuild"
-import { rmSync } from "node:fs"
+import { chmodSync, readFileSync, rmSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
-import { type BuildRecord, newestSourceMs } from "../apps/cli/src/Staleness.ts"
+import { type BuildRecord, headCommit } from "../apps/cli/src/Staleness.ts"
 
 const root = join(import.meta.dirname, "..")
+
+/**
+ * The launcher's first line, `#!/usr/bin/env -S node <flags>`: the bundle starts with the same
+ * one, so `dist/dropshelf.js serve` runs with the node flags the server is measured with.
+ */
+export const shebang = readFileSync(join(root, "apps/cli/bin/dropshelf.js"), "utf8").split("\n", 1)[0]!
+
+/** The node flags of that line, for whoever starts the bundle with `node` itself (the benchmarks). */
+export const launcherNodeFlags: ReadonlyArray<string> = shebang.split(/\s+/).slice(shebang.startsWith("#!/usr/bin/env -S ") ? 3 : 1)
 
 /**
  * Left to Node at run time, so the bundle needs the repo's node_modules beside it:
@@ -28,17 +37,16 @@ const root = join(import.meta.dirname, "..")
 const external = ["@electric-sql/pglite", "@electric-sql/pglite/*", "wordsninja/*"]
 
 /**
- * Builds the bundle into `outdir`. `sourcesAsOf` overrides the recorded time of the newest
- * source (the tests use it to make a bundle that looks built before the last change).
+ * Builds the bundle into `outdir`. `commit` overrides the commit recorded as the one built (the
+ * tests use it to make a bundle that looks built from another commit).
  */
-export const build = async (outdir: string, options: { readonly sourcesAsOf?: number } = {}) => {
+export const build = async (outdir: string, options: { readonly commit?: string } = {}) => {
   for (const earlier of ["chunks", "dropshelf.js", "dropshelf.js.map"]) rmSync(join(outdir, earlier), { recursive: true, force: true })
-  // Read before bundling, so a source changed while esbuild reads it counts as newer.
   const record: BuildRecord = {
     root: relative(outdir, root),
-    newestSourceMs: options.sourcesAsOf ?? newestSourceMs(root) ?? 0
+    commit: options.commit ?? headCommit(root) ?? null
   }
-  return esbuild.build({
+  const result = await esbuild.build({
     entryPoints: { dropshelf: join(root, "apps/cli/src/launch.ts") },
     outdir,
     bundle: true,
@@ -51,15 +59,17 @@ export const build = async (outdir: string, options: { readonly sourcesAsOf?: nu
     // Not minified: the gain in memory was nil (measured) and stack traces stay readable.
     sourcemap: "linked",
     // CommonJS dependencies (ws, redis) call `require`, which an ES module does not have.
-    banner: { js: "import { createRequire as __createRequire } from \"node:module\"; const require = __createRequire(import.meta.url);" },
-    // What the bundle checks its sources against at start (apps/cli/src/Staleness.ts).
+    banner: { js: `${shebang}\nimport { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);` },
+    // What the bundle checks its checkout against at start (apps/cli/src/Staleness.ts).
     define: { DROPSHELF_BUILD: JSON.stringify(record) },
     logLevel: "warning"
   })
+  chmodSync(join(outdir, "dropshelf.js"), 0o755)
+  return result
 }
 
 if (import.meta.main) {
   const outdir = resolve(process.argv[2] ?? join(root, "dist"))
   await build(outdir)
-  console.log(`build: ${join(outdir, "dropshelf.js")} (run: node ${join(outdir, "dropshelf.js")} serve)`)
+  console.log(`build: ${join(outdir, "dropshelf.js")} (run: ${join(outdir, "dropshelf.js")} serve)`)
 }

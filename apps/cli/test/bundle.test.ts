@@ -1,9 +1,10 @@
-import { rmSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, rmSync } from "node:fs"
+import { delimiter, dirname, join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { build } from "../../../scripts/build.ts"
 import { operatorSuite } from "./operatorSuite.ts"
-import { embeddedTarget, freePort, killStragglers, node24, repoRoot, run, runJson, start, type Target } from "./support.ts"
+import { headCommit } from "../src/Staleness.ts"
+import { embeddedTarget, freePort, inspectServing, killStragglers, node24, repoRoot, run, runJson, start, type Target } from "./support.ts"
 
 /*
  * The bundle of `npm run build`, the way a deployment runs it: the whole operator contract
@@ -20,22 +21,35 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }))
 
 operatorSuite("embedded", async () => embeddedTarget(), via)
 
-describe("the bundle and its sources", () => {
+describe("the bundle and its checkout", () => {
   const staleOutdir = `${outdir}-stale`
   afterAll(() => rmSync(staleOutdir, { recursive: true, force: true }))
 
-  it("says nothing when it is at least as new as the sources beside it", async () => {
+  it("says nothing when it was built at the commit the checkout is at", async () => {
     const outcome = await run(["--version"], { via })
     expect(outcome).toMatchObject({ code: 0, stderr: "" })
   })
 
-  it("warns on stderr, and still runs, when the sources changed after it was built", async () => {
-    await build(staleOutdir, { sourcesAsOf: 0 })
+  it("warns on stderr, and still runs, when it was built at another commit", async () => {
+    const head = headCommit(repoRoot)
+    expect(head).toMatch(/^[0-9a-f]{40}$/)
+    await build(staleOutdir, { commit: "0".repeat(40) })
     const outcome = await run(["--version"], { via: { ...via, script: join(staleOutdir, "dropshelf.js") } })
     expect(outcome.code).toBe(0)
     expect(outcome.stdout).toContain("0.1.0")
-    expect(outcome.stderr).toBe(`dropshelf: warning: the sources in ${repoRoot} changed after this bundle was built; run npm run build\n`)
+    expect(outcome.stderr).toBe(
+      `dropshelf: warning: this bundle was built at commit 000000000000, the checkout in ${repoRoot} is at ${head!.slice(0, 12)}; run npm run build\n`
+    )
   }, 120_000)
+})
+
+describe.skipIf(!existsSync("/proc/self/cmdline"))("the bundle run as a program", () => {
+  it("serves in the pid it was started as, node running with the launcher's flags", async () => {
+    const script = join(outdir, "dropshelf.js")
+    const serving = await inspectServing({ executable: script, path: [dirname(node24), process.env.PATH].join(delimiter) })
+    expect(serving.commandLine).toEqual(["node", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", script, "serve", "--port", expect.any(String)])
+    expect(serving.children).toEqual([])
+  }, 60_000)
 })
 
 describe("the bundle serves the API", { timeout: 240_000 }, () => {

@@ -1,12 +1,17 @@
 import { execFileSync } from "node:child_process"
-import { delimiter } from "node:path"
+import { existsSync } from "node:fs"
+import { delimiter, dirname, join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { binScript, embeddedTarget, freePort, run, start } from "./support.ts"
+import { binScript, embeddedTarget, freePort, inspectServing, node24, repoRoot, run, start } from "./support.ts"
 
 /*
  * `npx dropshelf` must work whichever node is first on PATH: the launcher runs the CLI itself on
- * Node >= 22.19, and re-runs it with the repo's pinned Node 24 otherwise (a stock Node 20).
+ * Node >= 22.19, and re-runs it with the repo's pinned Node 24 otherwise (a stock Node 20). Run as
+ * a program (npx, npm start, a shell), its `#!` line starts node with the flags a server wants.
  */
+
+/** The young-generation cap the server is measured with (docs/operations.md, Memory). */
+const SEMI_SPACE = "--max-semi-space-size=16"
 
 /** PATH as a shell outside npm sees it: npm and npx put the pinned Node 24 first, so drop those entries. */
 const plainPath = (process.env.PATH ?? "").split(delimiter).filter((dir) => !dir.includes("node_modules")).join(delimiter)
@@ -19,7 +24,28 @@ const nodeOnPath = (() => {
   }
 })()
 
+/** PATH with the pinned Node 24 first, as npx and npm scripts have it. */
+const pinnedPath = [dirname(node24), plainPath].join(delimiter)
+
 describe("bin/dropshelf.js", () => {
+  it.skipIf(!existsSync("/proc/self/cmdline"))("started as a program, serves in the pid it was started as, node running with its flags", async () => {
+    const serving = await inspectServing({ executable: binScript, path: pinnedPath })
+    expect(serving.commandLine).toEqual(["node", SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)])
+    expect(serving.children).toEqual([])
+  }, 60_000)
+
+  it.skipIf(nodeOnPath === undefined || Number(nodeOnPath.slice(1).split(".")[0]) >= 24 || !existsSync("/proc/self/cmdline"))(
+    `started under the node on PATH (${nodeOnPath ?? "none"}), passes its node flags on to the Node 24 it re-runs the CLI with`,
+    async () => {
+      const serving = await inspectServing({ executable: binScript, path: plainPath })
+      expect(serving.commandLine).toEqual(["node", SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)])
+      expect(serving.children).toEqual([
+        [node24, SEMI_SPACE, "--no-allocation-site-pretenuring", join(repoRoot, "apps", "cli", "src", "launch.ts"), "serve", "--port", expect.any(String)]
+      ])
+    },
+    60_000
+  )
+
   it("runs under Node 24 directly", async () => {
     const outcome = await run(["--version"], { via: { executable: process.execPath, script: binScript } })
     expect(outcome.code).toBe(0)

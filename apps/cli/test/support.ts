@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -94,16 +94,25 @@ export const killStragglers = async () => {
 export interface RunOptions {
   readonly env?: Record<string, string>
   readonly input?: string
-  /** Run through this executable and script instead of Node 24 on src/main.ts (the bin launcher test). */
-  readonly via?: { readonly executable: string; readonly script: string; readonly path?: string }
+  /**
+   * Run through this executable and script instead of Node 24 on src/main.ts (the bin launcher
+   * test); without a script, the executable is the CLI itself, started through its `#!` line.
+   */
+  readonly via?: { readonly executable: string; readonly script?: string; readonly path?: string }
 }
+
+const commandOf = (args: ReadonlyArray<string>, via: RunOptions["via"]): [string, Array<string>] =>
+  via === undefined
+    ? [node24, [mainScript, ...args]]
+    : [via.executable, via.script === undefined ? [...args] : [via.script, ...args]]
 
 /** Runs `dropshelf <args>` to completion. */
 export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<Outcome> =>
   new Promise((resolvePromise, reject) => {
     const env = { ...baseEnv(), ...options.env }
     if (options.via?.path !== undefined) env.PATH = options.via.path
-    const child = spawn(options.via?.executable ?? node24, [options.via?.script ?? mainScript, ...args], {
+    const [executable, argv] = commandOf(args, options.via)
+    const child = spawn(executable, argv, {
       cwd: repoRoot,
       env,
       stdio: ["pipe", "pipe", "pipe"]
@@ -139,7 +148,8 @@ export interface Running {
 export const start = (args: ReadonlyArray<string>, options: RunOptions = {}): Running => {
   const env = { ...baseEnv(), ...options.env }
   if (options.via?.path !== undefined) env.PATH = options.via.path
-  const child = spawn(options.via?.executable ?? node24, [options.via?.script ?? mainScript, ...args], {
+  const [executable, argv] = commandOf(args, options.via)
+  const child = spawn(executable, argv, {
     cwd: repoRoot,
     env,
     stdio: ["ignore", "pipe", "pipe"]
@@ -173,6 +183,23 @@ export const start = (args: ReadonlyArray<string>, options: RunOptions = {}): Ru
   }
 }
 
+/** A process's command line, as the kernel has it (Linux). */
+export const commandLine = (pid: number): Array<string> =>
+  readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "")
+
+/** The pids whose parent is `pid` (Linux: read from every /proc/<pid>/stat). */
+export const childrenOf = (pid: number): Array<number> =>
+  readdirSync("/proc").filter((name) => /^\d+$/.test(name)).flatMap((name) => {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8")
+      // pid (comm) state ppid …; comm may hold spaces and parentheses, so read after the last ")".
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      return ppid === pid ? [Number(name)] : []
+    } catch {
+      return [] // exited while we looked
+    }
+  })
+
 /** A free TCP port on the loopback interface. */
 export const freePort = async (): Promise<number> => {
   const { createServer } = await import("node:net")
@@ -193,5 +220,33 @@ export const expectOneLineFailure = (outcome: Outcome, code: number, pattern: Re
     throw new Error(
       `expected exit ${code} with one stderr line matching ${pattern}; got exit ${outcome.code}, stdout ${JSON.stringify(outcome.stdout)}, stderr ${JSON.stringify(outcome.stderr)}`
     )
+  }
+}
+
+/** What a `serve` started through `via` is, read from /proc while it serves. */
+export interface ServingProcess {
+  /** The command line of the pid that was spawned. */
+  readonly commandLine: ReadonlyArray<string>
+  /** The command lines of that pid's children (none when it serves in the pid it was started as). */
+  readonly children: ReadonlyArray<ReadonlyArray<string>>
+}
+
+/** Starts `serve` through `via` on a fresh embedded directory, reads its process once it answers, and stops it. */
+export const inspectServing = async (via: NonNullable<RunOptions["via"]>): Promise<ServingProcess> => {
+  const target = embeddedTarget()
+  try {
+    const port = await freePort()
+    const server = start(["serve", "--port", String(port)], { env: target.env, via })
+    try {
+      await server.waitFor(/serving/)
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).status !== 200) throw new Error("healthz did not answer 200")
+      const pid = server.child.pid!
+      return { commandLine: commandLine(pid), children: childrenOf(pid).map(commandLine) }
+    } finally {
+      const exit = await server.stop("SIGTERM")
+      if (exit.code !== 0) throw new Error(`serve exited ${JSON.stringify(exit)}: ${server.stderr()}`)
+    }
+  } finally {
+    await target.dispose()
   }
 }
