@@ -10,16 +10,14 @@
  * given for the TypeScript sources run directly.
  *
  * Every mix is first run unsampled for BENCH_WARMUP seconds (6), so that the JIT and the heap
- * settle: the first mix after start-up measured ~20 % slower than the same mix later, and on a
- * machine ~1.6× slower per instruction (seventh session) 2 s still left the first mix's p50
- * 30-50 % above page 1 measured later in the same run. Latency
- * percentiles are exact (bench/load.ts), not autocannon's whole milliseconds. The since feed is
+ * settle before it is measured (docs/performance.md says why 6). Latency percentiles are exact
+ * (bench/load.ts), not autocannon's whole milliseconds. The since feed is
  * pulled twice: by the server that served the mixes, and by a fresh one.
  *
  * The mixed list workload is what a population of clients asks and a page cache cannot serve:
  * many filter sets, each paged through its first three pages by `next_cursor`, between single
  * reads of listings from the whole directory (MIXED_FILTERS, mixedWalks). It runs last on the
- * server that served the other mixes, so that every figure before it is measured as before.
+ * server that served the other mixes, so that it does not change what the others measure.
  *
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
  * BENCH_WARMUP seconds (6), BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000), BENCH_ONLY (every

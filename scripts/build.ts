@@ -1,13 +1,13 @@
 /**
- * `npm run build`: the `dropshelf` CLI bundled for deployment into `dist/` (`node dist/dropshelf.js
+ * `npm run build`: the `dropshelf` CLI bundled for deployment into `dist/` (`dist/dropshelf.js
  * serve`). Development and the tests run the TypeScript sources directly; a bundle is what a
  * server should run (docs/decisions/0506-memory.md):
- * - no type stripping at run time (Node's stripper is a WebAssembly module of ~15 MB);
+ * - no type stripping at run time (Node's stripper is a WebAssembly module held in memory);
  * - only the modules the CLI uses, not every module behind a barrel import (`effect` alone is
  *   ~400 modules; the server uses a fraction);
  * - code reached only through `import()` (the MCP SDK, the Redis client, the API reference
  *   pages) stays in chunks of its own, read the first time it is needed.
- * Idle server RSS: ~94 MB bundled, ~137 MB from the sources (docs/performance.md).
+ * The idle memory of each is in docs/performance.md.
  *
  * Usage: node scripts/build.ts [outdir]   (default `dist`; what an earlier build wrote there is
  * removed first, and nothing else: the tests build into folders of their own inside `dist/`)

@@ -61,8 +61,8 @@ const migratedStorage = (config: DropshelfConfig, always: boolean) =>
 
 /**
  * HMAC on node:crypto with each key imported once. `NodeCrypto.layerMac` hands `createHmac`
- * the key's bytes, which Node imports into a key object on every call: 20 µs a cursor,
- * against 4 µs with the key object kept (measured). Same primitive, same output.
+ * the key's bytes, which Node imports into a key object on every call, several times the cost
+ * of the MAC itself (docs/decisions/0505-auth-and-request-costs.md). Same primitive, same output.
  */
 const nodeHashNames: Record<Digest.Algorithm["name"], string> = {
   "MD5": "md5",
@@ -83,7 +83,8 @@ const hmacWithKeptKey = (hash: Digest.Algorithm["name"], key: Uint8Array, data: 
 
 /**
  * node:crypto for key digests and cursor MACs: synchronous hashing, where Web Crypto's
- * promise per call cost about 0.2 ms of every authenticated request (docs/performance.md).
+ * promise per call was a measurable share of every authenticated request
+ * (docs/decisions/0505-auth-and-request-costs.md).
  */
 export const layerCrypto = Layer.mergeAll(NodeCrypto.layerDigest, Mac.layerWebCryptoWith({ hmac: hmacWithKeptKey })).pipe(
   Layer.provideMerge(NodeCrypto.layerSecureRandom)
@@ -102,8 +103,8 @@ export const operatorLayer = (config: DropshelfConfig): Layer.Layer<OperatorServ
 /**
  * Per-key rate-limit counters: in Redis when REDIS_URL is set, so instances behind one load
  * balancer share one counter per key (falling back to this process while Redis is unreachable);
- * in this process otherwise. The Redis adapter, and the Redis client it brings (~6 MB of heap),
- * is loaded only when REDIS_URL is set (docs/performance.md, idle memory).
+ * in this process otherwise. The Redis adapter, and the Redis client it brings, is loaded only
+ * when REDIS_URL is set, so a server without Redis does not hold it in memory.
  */
 export const rateLimiterLayer = (config: DropshelfConfig): Layer.Layer<RateLimiter.RateLimiter> => {
   const redisUrl = config.redisUrl

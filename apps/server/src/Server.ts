@@ -26,8 +26,8 @@ const HealthRoute = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUns
 
 /**
  * The interactive reference, readable without a key (the document is embedded in the page).
- * Built by its first request: the page inlines Scalar's 3 MB script, about 12 MB of an idle
- * server's memory that a server nobody browses need not hold.
+ * Built by its first request: the page inlines Scalar's script, memory that a server nobody
+ * browses need not hold.
  */
 const DocsRoute = Layer.unwrap(Effect.gen(function*() {
   const scope = yield* Scope.Scope

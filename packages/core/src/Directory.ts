@@ -53,10 +53,9 @@ import type { RateDecision } from "./ports/RateLimiter.ts"
 import { RevealStore } from "./ports/RevealStore.ts"
 
 /**
- * Each use case runs in a span of its name (`Directory.readPage`…), as `Effect.fn(name)` would
- * give it, but without `Effect.fn`'s stack capture at every call: an `Error` made per call was
- * ~10 % of a list request's server CPU under load
- * (docs/decisions/0505-auth-and-request-costs.md).
+ * Each use case runs in a span of its name (`Directory.listRecords`…), as `Effect.fn(name)` would
+ * give it, but without `Effect.fn`'s stack capture at every call: an `Error` made per call is a
+ * measurable share of a list request's CPU under load (docs/decisions/0505-auth-and-request-costs.md).
  */
 const useCase = (name: string) => Effect.withSpan(name, undefined, { captureStackTrace: false })
 
@@ -79,13 +78,14 @@ export class Directory extends Context.Service<Directory, {
   /** Resolves a bearer secret to a caller; the plan is read afresh on every call. */
   readonly authenticate: (secret: string | undefined) => Effect.Effect<Caller, Unauthorized>
   readonly me: (caller: Caller, rate: RateDecision) => Effect.Effect<MeView>
-  /** A page of listings as this caller reads them; the query is decoded by `ListQuery.ListQuerySchema`. */
+  /** A page of listings as views, as this caller reads them; the query is decoded by `ListQuery.ListQuerySchema`. */
   readonly list: (caller: Caller, query: ListQuery) => Effect.Effect<PageView, ListError>
-  /** `list` before publishing: the records and what this caller is told of each (`ListingJson.pageJson` renders it). */
-  readonly readPage: (caller: Caller, query: ListQuery) => Effect.Effect<ReaderPage, ListError>
+  /** The page `list` publishes, as records with what this caller is told of each (`ListingJson.pageJson` renders it). */
+  readonly listRecords: (caller: Caller, query: ListQuery) => Effect.Effect<ReaderPage, ListError>
+  /** One listing as a view, as this caller reads it. */
   readonly get: (caller: Caller, id: string) => Effect.Effect<ListingView, ListingNotFound>
-  /** `get` before publishing (`ListingJson.rowJson` renders it). */
-  readonly read: (caller: Caller, id: string) => Effect.Effect<ReaderRow & { readonly _tag: "Listing" }, ListingNotFound>
+  /** The listing `get` publishes, as its record with what this caller is told of it (`ListingJson.rowJson` renders it). */
+  readonly getRecord: (caller: Caller, id: string) => Effect.Effect<ReaderRow & { readonly _tag: "Listing" }, ListingNotFound>
   readonly reveal: (caller: Caller, id: string) => Effect.Effect<RevealedListingView, RevealError>
   readonly hold: (caller: Caller, id: string) => Effect.Effect<HoldResponse, HoldError>
   readonly extend: (caller: Caller, holdId: string) => Effect.Effect<HoldResponse, ExtendError>
@@ -187,7 +187,7 @@ export class Directory extends Context.Service<Directory, {
       const positionAfter = (row: ListingRecord, order: "id" | "latest"): CursorPosition =>
         order === "id" ? { order, id: row.id } : { order, discoveredAt: row.discoveredAt, id: row.id }
 
-      const readPage = Effect.fnUntraced(function*(caller: Caller, query: ListQuery) {
+      const listRecords = Effect.fnUntraced(function*(caller: Caller, query: ListQuery) {
         if (query.since !== undefined && !caller.plan.sinceFeed) {
           return yield* new UpgradeRequired({
             feature: "since",
@@ -230,11 +230,11 @@ export class Directory extends Context.Service<Directory, {
           ? yield* cursors.issue(positionAfter(last, query.order))
           : null
         return { rows, nextCursor, syncedAt } satisfies ReaderPage
-      }, useCase("Directory.readPage"))
+      }, useCase("Directory.listRecords"))
 
-      const list = (caller: Caller, query: ListQuery) => Effect.map(readPage(caller, query), toPageView)
+      const list = (caller: Caller, query: ListQuery) => Effect.map(listRecords(caller, query), toPageView)
 
-      const read = Effect.fnUntraced(function*(caller: Caller, id: string) {
+      const getRecord = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
         const listing = yield* findVisible(caller, id, now)
         const running = yield* holdStore.runningOn([listing.id], now)
@@ -243,9 +243,9 @@ export class Directory extends Context.Service<Directory, {
           : yield* reveals.revealedAmong(caller.accountId, [listing.id])
         const [row] = readerRowsFor(caller, [listing], running, revealed)
         return row as ReaderRow & { readonly _tag: "Listing" }
-      }, useCase("Directory.read"))
+      }, useCase("Directory.getRecord"))
 
-      const get = (caller: Caller, id: string) => Effect.map(read(caller, id), (row) => toListingView(row.listing, row.reader))
+      const get = (caller: Caller, id: string) => Effect.map(getRecord(caller, id), (row) => toListingView(row.listing, row.reader))
 
       const reveal = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
@@ -348,7 +348,7 @@ export class Directory extends Context.Service<Directory, {
         return { data: records.map((record) => toHoldView(record, now, caller.plan)) } satisfies HoldList
       }, useCase("Directory.holds"))
 
-      return Directory.of({ authenticate, me, list, readPage, get, read, reveal, hold, extend, end, holds })
+      return Directory.of({ authenticate, me, list, listRecords, get, getRecord, reveal, hold, extend, end, holds })
     })
   )
 }

@@ -369,11 +369,11 @@ describe("Directory: tracing", () => {
       const { caller, secret } = yield* callerOn("pro")
       spans.length = 0
       yield* directory.authenticate(secret)
-      yield* directory.readPage(caller, yield* ListQuery.decode({}))
-      yield* directory.read(caller, "Aa000001")
+      yield* directory.listRecords(caller, yield* ListQuery.decode({}))
+      yield* directory.getRecord(caller, "Aa000001")
       const names = spans.map((span) => span.name)
-      assert.includeMembers(names, ["Directory.authenticate", "Directory.readPage", "Directory.read"])
-      const page = spans.find((span) => span.name === "Directory.readPage")!
+      assert.includeMembers(names, ["Directory.authenticate", "Directory.listRecords", "Directory.getRecord"])
+      const page = spans.find((span) => span.name === "Directory.listRecords")!
       assert.strictEqual(page.status._tag, "Ended")
     }).pipe(Effect.provideService(Tracer.Tracer, tracer)))
   })

@@ -39,14 +39,14 @@ const DomainsHandlers = HttpApiBuilder.group(
         withCaller(({ caller }) => {
           // A since run shows each listing once: neither its JSON nor the page's is worth keeping (ListingJson).
           const options = { keep: query.since === undefined }
-          return directory.readPage(caller, query).pipe(
+          return directory.listRecords(caller, query).pipe(
             Effect.map((page) => renderedJson(ListingJson.pageJsonBytes(page, options))),
             refuseAs("read")
           )
         }),
       get: ({ params }) =>
         withCaller(({ caller }) =>
-          directory.read(caller, params.id).pipe(
+          directory.getRecord(caller, params.id).pipe(
             Effect.map((row) => renderedJson(ListingJson.utf8Of([ListingJson.rowJson(row)]))),
             refuseAs("read")
           )),

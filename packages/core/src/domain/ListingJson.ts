@@ -17,8 +17,8 @@ const readerIndependent = new WeakMap<ListingRecord, string>()
 /**
  * How a page is rendered. `keep` (default true) keeps each listing's reader-independent JSON
  * for the next page that shows the same record object. A `since` run shows each record once:
- * keeping its text only costs (a WeakMap entry per record, 6-7 % of a since page's server CPU,
- * docs/performance.md), so a since page is rendered with `keep: false`.
+ * keeping its text only costs (a WeakMap entry per record; docs/decisions/0503-listing-json.md),
+ * so a since page is rendered with `keep: false`.
  */
 export interface RenderOptions {
   readonly keep?: boolean | undefined
@@ -126,8 +126,8 @@ const RENDERED_PAGES = 16
  * The UTF-8 of `pageJson(page, options)`. With `keep` (the default), the last pages rendered
  * are remembered: a page with the same record objects, each told the same to its reader, the
  * same cursor and the same watermark gets the same bytes back, not a new rendering. Under load
- * most page requests are a few pages read again and again, and rendering one (~35 KB) was
- * 15-20 % of a list request's server time (docs/performance.md). The bytes may be shared by
+ * many page requests are a few pages read again and again, and rendering one is a large share
+ * of a list request's server time (docs/decisions/0503-listing-json.md). The bytes may be shared by
  * several callers: do not modify them.
  */
 export const pageJsonBytes = (page: ReaderPage, options: RenderOptions = {}): Uint8Array => {
