@@ -1,6 +1,6 @@
 import { Bands, Errors, ListQuery } from "@dropshelf/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Result } from "effect"
+import { Result, Schema } from "effect"
 import fc from "fast-check"
 
 /*
@@ -270,5 +270,33 @@ describe("repeated and empty values", () => {
 
   it("passes a non-empty cursor on for the codec to verify", () => {
     assert.strictEqual(decoded({ cursor: "abc.def" }).cursor, "abc.def")
+  })
+})
+
+describe("ListQuerySchema", () => {
+  const valid = fc.record({
+    limit: fc.integer({ min: 1, max: 250 }).map(String),
+    sort: fc.constant("latest"),
+    cursor: fc.string({ minLength: 1, maxLength: 12 }),
+    ageMin: fc.integer({ min: 0, max: 1000 }).map(String),
+    category: fc.constantFrom("tech", "food,tech"),
+    featured: fc.constantFrom("true", "false"),
+    priceRange: fc.constantFrom(...Bands.PRICE_RANGES),
+    q: fc.constantFrom("coffee", "best shop"),
+    rd: fc.constantFrom(...Bands.REFERRING_DOMAIN_BANDS),
+    recommended: fc.constant("true"),
+    rsMin: fc.integer({ min: 0, max: 100 }).map(String),
+    source: fc.constantFrom("auction", "drop-list"),
+    spam: fc.constantFrom("low", "moderate"),
+    tier: fc.constant("open"),
+    tld: fc.constantFrom("com", "co.uk")
+  }, { requiredKeys: [] })
+
+  it("encodes a decoded query back to parameters that decode to the same query (a typed client's request)", () => {
+    fc.assert(fc.property(valid, (raw) => {
+      const query = decoded(raw)
+      const encoded = Schema.encodeSync(ListQuery.ListQuerySchema)(query)
+      assert.deepStrictEqual(decoded(encoded as ListQuery.RawQuery), query)
+    }))
   })
 })

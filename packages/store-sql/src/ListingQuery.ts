@@ -1,5 +1,5 @@
 import { Bands, ListingFilter, type ListingStore, ListQuery, Time } from "@dropshelf/core"
-import type { Effect } from "effect"
+import { Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import { JOINED_HOLD_COLUMNS, type Values } from "./ListingRows.ts"
@@ -174,10 +174,24 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
       ORDER BY ${orderOf(request, "l.")}`.values
   }
 
+  /**
+   * Of `ids`, the running holds and the reveals by `revealers`, as rows laid out like a page
+   * statement's reader columns (`[id, revealed_by, hold…]`). Two plain index look-ups that return
+   * only the rows that matter: a join over every id costs a since page far more.
+   */
   const readerOf = (ids: ReadonlyArray<string>, reader: ListingStore.PageReader, revealers: ReadonlyArray<string>) =>
-    sql`SELECT l.id, ${revealedBy(revealers)} AS revealed_by, ${sql.literal(JOINED_HOLD_COLUMNS)}
-      FROM unnest(${[...ids]}::text[]) AS l(id)
-      ${runningHold(reader.at)}`.values
+    Effect.map(
+      Effect.all([
+        sql`SELECT h.listing_id, '{}'::text[], ${sql.literal(JOINED_HOLD_COLUMNS)} FROM holds AS h
+          WHERE h.listing_id = ANY(${[...ids]}::text[]) AND ${runningAt(sql, toDate(reader.at))}`.values,
+        revealers.length === 0
+          ? Effect.succeed<ReadonlyArray<Values>>([])
+          : sql`SELECT listing_id, array_agg(account_id) FROM reveals
+            WHERE listing_id = ANY(${[...ids]}::text[]) AND account_id = ANY(${[...revealers]}::text[])
+            GROUP BY listing_id`.values
+      ]),
+      ([held, revealed]): ReadonlyArray<Values> => [...held, ...revealed]
+    )
 
   return { pageConditions, orderOf, limitOf, anchorColumn, withReader, readerOf }
 }

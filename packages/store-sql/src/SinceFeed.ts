@@ -97,6 +97,7 @@ export const make = (
         if (Exit.isSuccess(finished)) read = finished.value
       }
       read ??= yield* reads.fullPage(request, query.pageConditions(request), false, revealersOf(request.reader))
+      const answers = read.answers ?? (yield* answersNow(read, request))
       const last = read.records[request.limit - 1]
       const now = performance.now()
       for (const [stale, entry] of readAhead) if (now - entry.startedAt >= READ_AHEAD_MS) readAhead.delete(stale)
@@ -113,7 +114,6 @@ export const make = (
           Effect.forkIn(scope)
         )
       }
-      const answers = read.answers ?? (yield* answersNow(read, request))
       return { ...read, answers }
     }).pipe(Effect.orDie)
 

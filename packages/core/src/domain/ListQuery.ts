@@ -219,55 +219,54 @@ const Parameters = Schema.Struct(ListQueryParameters).check(Schema.makeFilter((q
 
 type Parameters = typeof Parameters.Type
 
+/** The parameters that are a filter of the same value, by the filter's name. */
+const FILTER_OF = {
+  ageMin: "ageMin",
+  category: "categories",
+  checkedDays: "checkedDays",
+  citabilityMin: "citabilityMin",
+  featured: "featured",
+  priceRange: "priceRange",
+  q: "q",
+  rd: "referringDomainBands",
+  rsMax: "rsMax",
+  rsMin: "rsMin",
+  source: "sources",
+  spam: "spam",
+  tld: "tld"
+} as const satisfies Partial<Record<keyof Parameters, keyof ListFilters>>
+
 const toListQuery = (query: Parameters): ListQuery => {
-  const filters: { -readonly [K in keyof ListFilters]: ListFilters[K] } = {}
-  if (query.ageMin !== undefined) filters.ageMin = query.ageMin
-  if (query.category !== undefined) filters.categories = query.category
-  if (query.checkedDays !== undefined) filters.checkedDays = query.checkedDays
-  if (query.citabilityMin !== undefined) filters.citabilityMin = query.citabilityMin
-  if (query.featured !== undefined) filters.featured = query.featured
-  if (query.priceRange !== undefined) filters.priceRange = query.priceRange
-  if (query.q !== undefined) filters.q = query.q
-  if (query.rd !== undefined) filters.referringDomainBands = query.rd
+  const filters: Record<string, unknown> = {}
+  for (const [parameter, filter] of Object.entries(FILTER_OF)) {
+    const value = query[parameter as keyof typeof FILTER_OF]
+    if (value !== undefined) filters[filter] = value
+  }
+  // `recommended=false` and `tier` narrow nothing beyond their one accepted meaning.
   if (query.recommended === true) filters.recommended = true
-  if (query.rsMin !== undefined) filters.rsMin = query.rsMin
-  if (query.rsMax !== undefined) filters.rsMax = query.rsMax
-  if (query.source !== undefined) filters.sources = query.source
-  if (query.spam !== undefined) filters.spam = query.spam
   if (query.tier !== undefined) filters.openTierOnly = true
-  if (query.tld !== undefined) filters.tld = query.tld
   return {
     limit: query.limit ?? DEFAULT_PAGE_SIZE,
     order: query.sort === "latest" ? "latest" : "id",
     cursor: query.cursor,
     since: query.since,
-    filters
+    filters: filters as ListFilters
   }
 }
 
 const fromListQuery = (query: ListQuery): Parameters => {
-  const { filters } = query
-  const parameters: { -readonly [K in keyof Parameters]: Parameters[K] } = {}
+  const parameters: Record<string, unknown> = {}
+  for (const [parameter, filter] of Object.entries(FILTER_OF)) {
+    const value = query.filters[filter]
+    if (value !== undefined) parameters[parameter] = value
+  }
+  if (query.filters.recommended === true) parameters.recommended = true
+  if (query.filters.openTierOnly === true) parameters.tier = "open"
   if (query.cursor !== undefined) parameters.cursor = query.cursor
   if (query.limit !== DEFAULT_PAGE_SIZE) parameters.limit = query.limit
   if (query.since !== undefined) parameters.since = query.since
   if (query.order === "latest") parameters.sort = "latest"
-  if (filters.ageMin !== undefined) parameters.ageMin = filters.ageMin
-  if (filters.categories !== undefined) parameters.category = filters.categories
-  if (filters.checkedDays !== undefined) parameters.checkedDays = filters.checkedDays
-  if (filters.citabilityMin !== undefined) parameters.citabilityMin = filters.citabilityMin
-  if (filters.featured !== undefined) parameters.featured = filters.featured
-  if (filters.priceRange !== undefined) parameters.priceRange = filters.priceRange
-  if (filters.q !== undefined) parameters.q = filters.q
-  if (filters.referringDomainBands !== undefined) parameters.rd = filters.referringDomainBands
-  if (filters.recommended === true) parameters.recommended = true
-  if (filters.rsMin !== undefined) parameters.rsMin = filters.rsMin
-  if (filters.rsMax !== undefined) parameters.rsMax = filters.rsMax
-  if (filters.sources !== undefined) parameters.source = filters.sources
-  if (filters.spam !== undefined) parameters.spam = filters.spam
-  if (filters.openTierOnly === true) parameters.tier = "open"
-  if (filters.tld !== undefined) parameters.tld = filters.tld
-  return parameters
+  return parameters as Parameters
 }
 
 /** A decoded query, as the directory and the stores read it. */
