@@ -538,6 +538,22 @@ for (const adapter of adapters) {
         expect(repeat.status).toBe(200)
       })
 
+      it("concurrent reveals of one listing by one account all answer 200 with one revealed_at and charge once, at the last reveal too", async () => {
+        for (const spentBefore of [0, 9]) {
+          const free = await account(server, "free", `reveal-race-${spentBefore}`)
+          for (let i = 0; i < spentBefore; i++) {
+            expect((await call(server, "POST", `/api/v1/domains/${ids.regular[i]}/reveal`, { key: free.secret })).status).toBe(200)
+          }
+          const target = ids.regular[13]!
+          const answers = await Promise.all(Array.from({ length: 8 }, () =>
+            call(server, "POST", `/api/v1/domains/${target}/reveal`, { key: free.secret })))
+          expect(answers.map((answer) => `${answer.status} ${answer.body.error?.reveal_code ?? ""}`), `after ${spentBefore} reveals`).toEqual(answers.map(() => "200 "))
+          expect(new Set(answers.map((answer) => answer.body.revealed_at)).size).toBe(1)
+          const me = await call(server, "GET", "/api/v1/me", { key: free.secret })
+          expect(me.body.reveals.used).toBe(spentBefore + 1)
+        }
+      })
+
       it("refuses HELD_BY_OTHER with expires_at while another account holds the listing", async () => {
         const holder = await account(server, "pro", "holder-r")
         const other = await account(server, "pro", "other-r")

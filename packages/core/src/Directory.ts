@@ -253,16 +253,20 @@ export class Directory extends Context.Service<Directory, {
         const existing = yield* reveals.find(caller.accountId, listing.id)
         const running = (yield* holdStore.runningOn([listing.id], now)).get(listing.id)
         const holdState = holdStateFor(caller, running)
-        const plan = yield* Effect.fromResult(planReveal({
+        let plan = yield* Effect.fromResult(planReveal({
           plan: caller.plan,
           tier: listing.tier,
           existing,
           heldByOtherUntil: holdState === "other" ? running!.expiresAt : undefined
         }))
-        const allowance = plan._tag === "First" && plan.charged ? allowanceAt(caller.plan, now) : undefined
+        let allowance = plan._tag === "First" && plan.charged ? allowanceAt(caller.plan, now) : undefined
         // A cheap early refusal; the store's conditional charge below is what guarantees the ceiling.
         if (allowance !== undefined && (yield* reveals.usedIn(caller.accountId, allowance.month)) >= allowance.limit) {
-          return yield* new QuotaExhausted({ resetsAt: startOfNextMonth(now) })
+          // The unit may have gone to a concurrent reveal of this very listing: then this one is its repeat.
+          const meanwhile = yield* reveals.find(caller.accountId, listing.id)
+          if (meanwhile === undefined) return yield* new QuotaExhausted({ resetsAt: startOfNextMonth(now) })
+          plan = { _tag: "Repeat", entry: meanwhile }
+          allowance = undefined
         }
         const checked = yield* availability.check(listing.domain)
         if (checked._tag === "Registered") {
@@ -282,8 +286,14 @@ export class Directory extends Context.Service<Directory, {
             at: now,
             charge: allowance
           })
-          if (outcome._tag === "AllowanceSpent") return yield* new QuotaExhausted({ resetsAt: startOfNextMonth(now) })
-          revealedAt = outcome.entry.revealedAt
+          if (outcome._tag === "AllowanceSpent") {
+            // As above: a concurrent reveal of this listing may have taken the last unit first.
+            const meanwhile = yield* reveals.find(caller.accountId, listing.id)
+            if (meanwhile === undefined) return yield* new QuotaExhausted({ resetsAt: startOfNextMonth(now) })
+            revealedAt = meanwhile.revealedAt
+          } else {
+            revealedAt = outcome.entry.revealedAt
+          }
         }
         const view = toListingView(listing, {
           disclosed: isNameDisclosed({ plan: caller.plan, tier: listing.tier, holdState, revealed: true }),
