@@ -133,6 +133,34 @@ describe("MCP endpoint", () => {
       await connected.close()
     })
 
+    it("search_listings refuses a value that is not text, a number or a boolean, naming it, as the query string cannot carry one", async () => {
+      const key = await account(server, "pro", "mcp-query-object")
+      const connected = await connect(server, key.secret)
+      for (const [name, value] of [["q", { $ne: 1 }], ["tld", ["com", "net"]], ["limit", null]] as const) {
+        const result = await callTool(connected, "search_listings", { [name]: value })
+        expectRefusal(result, "invalid_request", { parameter: name })
+      }
+      await connected.close()
+    })
+
+    it("reads the Authorization header as REST does: the scheme in any case, then spaces, never a tab", async () => {
+      const key = await account(server, "pro", "mcp-bearer-spelling")
+      const initialize = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } }
+      })
+      for (const [authorization, status] of [[`bearer   ${key.secret}`, 200], [`Bearer\t${key.secret}`, 401]] as const) {
+        const rest = await call(server, "GET", "/api/v1/me", { headers: { authorization } })
+        const mcp = await call(server, "POST", "/mcp", {
+          body: initialize,
+          headers: { authorization, accept: "application/json, text/event-stream", "content-type": "application/json" }
+        })
+        expect([rest.status, mcp.status], JSON.stringify(authorization)).toEqual([status, status])
+      }
+    })
+
     it("refuses a missing or unknown key: 401, WWW-Authenticate and the envelope", async () => {
       const initialize = JSON.stringify({
         jsonrpc: "2.0",

@@ -13,6 +13,19 @@ export const operationOf = (group: string, endpoint: string): Operation =>
     ? "hold"
     : "read"
 
+/**
+ * The credential of an `Authorization: Bearer <key>` header, read as RFC 9110 (section 11.1)
+ * and the framework's key middleware read it: the scheme in any case, then one or more spaces.
+ * The REST routes, the boundary and `/mcp` all read the key with it, so they refuse alike.
+ */
+export const bearerOf = (authorization: string | undefined): string | undefined => {
+  if (authorization === undefined || authorization.length <= 6 || authorization.charCodeAt(6) !== 32) return undefined
+  if (authorization.slice(0, 6).toLowerCase() !== "bearer") return undefined
+  let start = 7
+  while (authorization.charCodeAt(start) === 32) start++
+  return start === authorization.length ? undefined : authorization.slice(start)
+}
+
 /** The headers of a counted request; `X-RateLimit-Reset` is Unix seconds, `Retry-After` whole seconds ≥ 1. */
 export const rateLimitHeaders = (rate: RateLimiter.RateDecision, now: number): Record<string, string> => {
   const headers: Record<string, string> = {

@@ -6,7 +6,7 @@ import type * as SchemaIssue from "effect/SchemaIssue"
 import { ApiKey, Directory, ListQuery, RateLimiter } from "@dropshelf/core"
 import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
-import { rateLimitHeaders } from "./ApiKeyAuth.ts"
+import { bearerOf, rateLimitHeaders } from "./ApiKeyAuth.ts"
 
 /*
  * The HTTP boundary around every route. The framework routes, answers the CORS preflight and
@@ -184,9 +184,6 @@ const enveloped = (response: HttpServerResponse.HttpServerResponse, pathname: st
 
 const keyPrefixOf = (secret: string | undefined): string | null =>
   secret !== undefined && ApiKey.isWellFormedKey(secret) ? ApiKey.prefixOf(secret) : null
-
-const bearerOf = (authorization: string | undefined): string | undefined =>
-  authorization === undefined ? undefined : /^bearer\s+(\S+)$/i.exec(authorization.trim())?.[1]
 
 /**
  * Paths whose every answer counts against the caller's key: the REST API. Not `/mcp`, where

@@ -4,7 +4,7 @@ import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/h
 import { Directory, RateLimiter } from "@dropshelf/core"
 import { API_VERSION } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
-import { rateLimitHeaders } from "../http/ApiKeyAuth.ts"
+import { bearerOf, rateLimitHeaders } from "../http/ApiKeyAuth.ts"
 import { errorResponse, WWW_AUTHENTICATE } from "../http/Boundary.ts"
 import { toApiError } from "../http/ErrorMapping.ts"
 import { TOOLS, type ToolDefinition } from "./Tools.ts"
@@ -69,11 +69,6 @@ export const refused = (fields: ErrorFields & { readonly retry_after?: number })
   content: [{ type: "text", text: JSON.stringify({ error: fields }) }],
   structuredContent: { error: fields }
 })
-
-const bearerOf = (authorization: string | undefined): string | undefined => {
-  const match = authorization === undefined ? null : /^bearer\s+(\S+)\s*$/i.exec(authorization.trim())
-  return match?.[1]
-}
 
 /** Whether a JSON-RPC body is a (single) `tools/call` request: over the limit, it is answered as a tool result. */
 const isToolCall = (body: unknown): boolean =>
