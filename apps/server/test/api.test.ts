@@ -179,6 +179,24 @@ for (const adapter of adapters) {
         expect(anonymous.headers.get("x-ratelimit-limit")).toBeNull()
       })
 
+      it("a refusal repeats at most 100 characters of a value, with control characters escaped", async () => {
+        const key = await account(server, "business", "echo")
+        const long = "x".repeat(12_000)
+        const answers = [
+          await call(server, "GET", `/api/v1/domains?tld=${long}`, { key: key.secret }),
+          await call(server, "GET", `/api/v1/domains?spam=${encodeURIComponent("\u0000\u001b[31mred\n")}`, { key: key.secret }),
+          await call(server, "GET", `/api/v1/domains?category=${"a".repeat(60)},${"b".repeat(60)},${"c".repeat(60)}`, { key: key.secret }),
+          await call(server, "GET", `/api/v1/${"y".repeat(12_000)}`, { key: key.secret }),
+          await call(server, "PUT", `/api/v1/holds/${"z".repeat(12_000)}`, { key: key.secret })
+        ]
+        expect(answers.map((answer) => answer.status)).toEqual([400, 400, 400, 404, 405])
+        for (const answer of answers) {
+          const message: string = answer.body.error.message
+          expect(message.length, message.slice(0, 80)).toBeLessThan(300)
+          expect(message).not.toMatch(/[\u0000-\u001f]/)
+        }
+      })
+
       it("HEAD answers wherever GET does; paths are case-sensitive", async () => {
         const key = await account(server, "pro", "head")
         const head = await call(server, "HEAD", "/api/v1/me", { key: key.secret })

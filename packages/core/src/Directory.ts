@@ -42,6 +42,7 @@ import {
 } from "./domain/Listing.ts"
 import type { ListQuery } from "./domain/ListQuery.ts"
 import type { MeView } from "./domain/Me.ts"
+import { quote } from "./domain/Quote.ts"
 import { effectivePlan, extensionMs, type PlanLimits } from "./domain/Plan.ts"
 import { allowanceAt, planReveal, remainingReveals } from "./domain/RevealLedger.ts"
 import { type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain/Time.ts"
@@ -200,7 +201,7 @@ export class Directory extends Context.Service<Directory, {
           if (unknown.length > 0) {
             return yield* new InvalidRequest({
               parameter: "category",
-              message: `category accepts codes that listings carry; unknown: ${unknown.join(", ")}`
+              message: `category accepts codes that listings carry; unknown: ${quote(unknown.join(", "))}`
             })
           }
         }

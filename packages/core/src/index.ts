@@ -18,6 +18,7 @@ export * as ListQuery from "./domain/ListQuery.ts"
 export * as Masking from "./domain/Masking.ts"
 export * as Me from "./domain/Me.ts"
 export * as Plan from "./domain/Plan.ts"
+export * as Quote from "./domain/Quote.ts"
 export * as RevealLedger from "./domain/RevealLedger.ts"
 export * as Time from "./domain/Time.ts"
 

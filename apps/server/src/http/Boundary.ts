@@ -3,7 +3,7 @@ import { ByteSize } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import type * as SchemaIssue from "effect/SchemaIssue"
-import { ApiKey, Directory, ListQuery, RateLimiter } from "@dropshelf/core"
+import { ApiKey, Directory, ListQuery, Quote, RateLimiter } from "@dropshelf/core"
 import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
 import { bearerOf, rateLimitHeaders } from "./ApiKeyAuth.ts"
@@ -105,14 +105,14 @@ const undecodable = (error: HttpApiError.HttpApiSchemaError) => {
     }
     return errorResponse(400, {
       code: "invalid_request",
-      message: field === "outcome" ? "outcome accepts released, registered" : `body.${field} is not accepted: ${error.cause.message}`,
+      message: field === "outcome" ? "outcome accepts released, registered" : `body.${Quote.quote(field)} is not accepted`,
       parameter: field
     })
   }
   const parameter = pointedParameter(error.cause.issue) ?? error.kind.toLowerCase()
   return errorResponse(400, {
     code: "invalid_request",
-    message: `${parameter} has a value the API cannot honour: ${error.cause.message}`,
+    message: `${parameter} has a value the API cannot honour`,
     parameter
   })
 }
@@ -143,7 +143,7 @@ const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpS
     const value = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
     if (value === undefined) continue
     if (HttpServerError.isHttpServerError(value) && value.reason._tag === "RouteNotFound") {
-      return { response: errorResponse(404, { code: "not_found", message: `No route for ${pathnameOf(request.url)}` }) }
+      return { response: errorResponse(404, { code: "not_found", message: `No route for ${Quote.quote(pathnameOf(request.url))}` }) }
     }
     if (isBodyTooLarge(value)) return { response: tooLarge() }
     if (HttpApiError.HttpApiSchemaError.is(value) && value.kind !== "Body" && value.kind !== "ResponseHeaders") {
@@ -174,7 +174,7 @@ const enveloped = (response: HttpServerResponse.HttpServerResponse, pathname: st
     case 401:
       return errorResponse(401, { code: "unauthorized", message: "An API key is required" })
     case 404:
-      return errorResponse(404, { code: "not_found", message: `No route for ${pathname}` })
+      return errorResponse(404, { code: "not_found", message: `No route for ${Quote.quote(pathname)}` })
     case 413:
       return tooLarge()
     default:
@@ -239,7 +239,7 @@ export const boundary = <E, R>(
     if (known !== undefined && !known.methods.includes(method)) {
       response = errorResponse(405, {
         code: "method_not_allowed",
-        message: `${pathname} accepts ${known.methods.join(", ")}`
+        message: `${Quote.quote(pathname)} accepts ${known.methods.join(", ")}`
       }, { allow: known.methods.join(", ") })
     } else if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
       response = tooLarge()

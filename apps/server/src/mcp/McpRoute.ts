@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Clock, type Context, Effect, Exit, Layer, Result, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Directory, RateLimiter } from "@dropshelf/core"
+import { Directory, Quote, RateLimiter } from "@dropshelf/core"
 import { API_VERSION } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
 import { bearerOf, rateLimitHeaders } from "../http/ApiKeyAuth.ts"
@@ -93,7 +93,7 @@ interface CallContext {
 const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
   const tool = TOOL_BY_NAME.get(name)
   if (tool === undefined) {
-    throw new mcp.McpError(mcp.ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name)}; tools: ${TOOLS.map((t) => t.name).join(", ")}`)
+    throw new mcp.McpError(mcp.ErrorCode.InvalidParams, `Unknown tool ${Quote.quote(String(name))}; tools: ${TOOLS.map((t) => t.name).join(", ")}`)
   }
   const { rate, retryAfter } = await call.admit()
   if (!rate.allowed) {

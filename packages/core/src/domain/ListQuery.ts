@@ -1,6 +1,7 @@
 import { Effect, Result, Schema, type SchemaIssue, SchemaTransformation } from "effect"
 import { PRICE_RANGES, type PriceRange, REFERRING_DOMAIN_BANDS } from "./Bands.ts"
 import { InvalidRequest } from "./errors.ts"
+import { quote } from "./Quote.ts"
 import type { Spam } from "./Listing.ts"
 import { type Instant, parseIsoInstant, toIso } from "./Time.ts"
 
@@ -54,7 +55,7 @@ const integerText = /^[+-]?\d+$/
 const tldText = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
 const codeText = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/
 
-const got = (text: string) => `; got ${JSON.stringify(text)}`
+const got = (text: string) => `; got ${quote(text)}`
 
 /**
  * One parameter: its text passes `refuse` (which answers the refusal's message, or undefined),
