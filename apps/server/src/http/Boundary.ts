@@ -1,3 +1,4 @@
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Cause, Clock, Effect } from "effect"
 import { ByteSize } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -186,6 +187,16 @@ const keyPrefixOf = (secret: string | undefined): string | null =>
   secret !== undefined && ApiKey.isWellFormedKey(secret) ? ApiKey.prefixOf(secret) : null
 
 /**
+ * One spelling per resource: an origin-form target whose path has no empty, `.` or `..`
+ * segment, no trailing slash, no `;` parameters and no percent-encoding (no path of the API
+ * needs any: ids are letters, digits, `_` and `-`). The router would read some of the others as
+ * the same resource, so that a proxy allowing or blocking by path could be walked around; they
+ * are answered 404 instead (decision 0200).
+ */
+const isCanonical = (url: string, pathname: string) =>
+  url.startsWith("/") && !/\/\/|;|%|\/\.\.?(?:\/|$)/.test(pathname) && (pathname === "/" || !pathname.endsWith("/"))
+
+/**
  * Paths whose every answer counts against the caller's key: the REST API. Not `/mcp`, where
  * an MCP client's probe for a server stream (a GET, answered 405) is part of connecting.
  */
@@ -236,7 +247,10 @@ export const boundary = <E, R>(
     let fault: Cause.Cause<unknown> | undefined
     let beforeHandler = true
     let response: HttpServerResponse.HttpServerResponse
-    if (known !== undefined && !known.methods.includes(method)) {
+    // The target as sent: the framework turns an absolute-form one into its path.
+    if (!isCanonical(NodeHttpServerRequest.toIncomingMessage(request).url ?? "", pathname)) {
+      response = errorResponse(404, { code: "not_found", message: `No route for ${Quote.quote(pathname)}` })
+    } else if (known !== undefined && !known.methods.includes(method)) {
       response = errorResponse(405, {
         code: "method_not_allowed",
         message: `${Quote.quote(pathname)} accepts ${known.methods.join(", ")}`
