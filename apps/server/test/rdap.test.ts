@@ -163,3 +163,34 @@ describe("faults", () => {
     expect(String(line?.fault)).toContain("registry adapter bug")
   })
 })
+
+describe("abandoned requests", () => {
+  let server: Running
+  beforeAll(async () => {
+    server = await start(memoryAdapter, {
+      availability: Layer.succeed(AvailabilityCheck.AvailabilityCheck, {
+        check: () => Effect.as(Effect.sleep("2 seconds"), { _tag: "Unknown" } as const)
+      })
+    })
+  })
+  afterAll(() => server.close())
+
+  it("a request its client gave up on is logged at info as abandoned, not as a fault", async () => {
+    const row = listing({ domain: "abandoned-case.com" })
+    await addListings(server, [row])
+    const key = await account(server, "business", "abandon")
+    const gaveUp = new AbortController()
+    const sent = fetch(`${server.base}/api/v1/domains/${row.id}/reveal`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.secret}` },
+      signal: gaveUp.signal
+    }).catch(() => "aborted")
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    gaveUp.abort()
+    expect(await sent).toBe("aborted")
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const line = server.logs.find((entry) => entry.path === `/api/v1/domains/${row.id}/reveal`)
+    expect(line).toMatchObject({ level: "info", abandoned: true })
+    expect(server.logs.filter((entry) => entry.level === "error")).toEqual([])
+  })
+})

@@ -153,7 +153,8 @@ const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpS
     if (HttpServerResponse.isHttpServerResponse(value)) return { response: value }
   }
   if (Cause.hasInterruptsOnly(cause)) {
-    return { response: errorResponse(503, { code: "server_error", message: "The request was cut short; retry" }) }
+    // The client went away (or the server is stopping): an answer nobody may receive, not a fault.
+    return { response: errorResponse(503, { code: "server_error", message: "The request was cut short; retry" }), abandoned: true }
   }
   return { response: serverError(isReveal), fault: cause }
 }
@@ -245,6 +246,7 @@ export const boundary = <E, R>(
     const method = request.method.toUpperCase()
     const secret = bearerOf(request.headers.authorization)
     let fault: Cause.Cause<unknown> | undefined
+    let abandoned = false
     let beforeHandler = true
     let response: HttpServerResponse.HttpServerResponse
     // The target as sent: the framework turns an absolute-form one into its path.
@@ -264,6 +266,7 @@ export const boundary = <E, R>(
         Effect.catchCause((cause) => {
           const answer = fromCause(cause, request)
           fault = answer.fault
+          abandoned = answer.abandoned === true
           return Effect.succeed(answer.response)
         })
       )
@@ -275,13 +278,14 @@ export const boundary = <E, R>(
     }
     const finished = yield* Clock.currentTimeMillis
     const line = `${method} ${pathname} ${response.status}`
-    yield* (response.status >= 500 ? Effect.logError(line) : Effect.logInfo(line)).pipe(
+    yield* (response.status >= 500 && !abandoned ? Effect.logError(line) : Effect.logInfo(line)).pipe(
       Effect.annotateLogs({
         method,
         path: pathname,
         status: response.status,
         duration_ms: finished - started,
         key_prefix: keyPrefixOf(secret),
+        ...(abandoned ? { abandoned: true } : {}),
         ...(fault !== undefined ? { fault: Cause.pretty(fault) } : {})
       })
     )
