@@ -2,7 +2,7 @@ import { type AvailabilityCheck, Cursor, Directory, type ListingStore, Operators
 import { StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
-import { Config, Effect, Layer } from "effect"
+import { Config, Effect, Layer, Schema } from "effect"
 import { type Digest, Mac } from "effect/crypto"
 import type { SqlClient } from "effect/sql"
 
@@ -22,6 +22,8 @@ export interface DropshelfConfig {
   readonly redisUrl: string | undefined
   /** `count-only` (DROPSHELF_RATE_LIMIT, benchmarks only): count every request, refuse none. */
   readonly rateLimitMode: "enforce" | "count-only"
+  /** How long a whole request may take to arrive (DROPSHELF_REQUEST_TIMEOUT_MS). */
+  readonly requestTimeoutMs: number
 }
 
 const optionalString = (name: string) =>
@@ -36,7 +38,11 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   databaseUrl: optionalString("DATABASE_URL"),
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? StoreSql.DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL"),
-  rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce"))
+  rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
+  requestTimeoutMs: Config.schema(
+    Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 600_000 })),
+    "DROPSHELF_REQUEST_TIMEOUT_MS"
+  ).pipe(Config.withDefault(30_000))
 })
 
 /** Where the configured storage lives, for messages. */

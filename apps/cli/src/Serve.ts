@@ -18,7 +18,7 @@ export const serve = <E = never>(
 ) =>
   Effect.gen(function*() {
     yield* before
-    const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host }))
+    const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, requestTimeoutMs: config.requestTimeoutMs }))
     stopsOnSignal.gracefully = true
     const address = Context.get(server, HttpServer.HttpServer).address
     const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"

@@ -17,6 +17,11 @@ export interface Options {
   readonly host?: string | undefined
   /** How long in-flight requests may take to finish once shutdown starts; default 20 s. */
   readonly shutdownTimeout?: Duration.Input | undefined
+  /**
+   * How long a whole request (headers and body) may take to arrive; past it the socket gets the
+   * 408 envelope, or is closed when its answer already went out. Default 30 s.
+   */
+  readonly requestTimeoutMs?: number | undefined
   /** Where the server's log lines go; default JSON lines on stdout. */
   readonly logger?: Logger.Logger<unknown, unknown> | undefined
 }
@@ -62,17 +67,33 @@ export const layer = (
     )
   ).pipe(
     Layer.provide(AccessLog.layer(options.logger)),
-    Layer.provideMerge(NodeHttpServer.layer(() => createServer().on("clientError", answerClientError), {
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer(deadlines(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)).on("clientError", answerClientError), {
       port: options.port,
       host: options.host ?? "127.0.0.1",
       gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(20)
     }))
   )
 
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
+/**
+ * Node's own deadlines: the whole request within `requestTimeoutMs` (a client that trickles its
+ * headers or a body, or never ends a chunked one, does not hold a socket for Node's default five
+ * minutes), checked every second rather than every 30 s; an idle keep-alive socket is closed
+ * after 5 s, Node's default.
+ */
+const deadlines = (requestTimeoutMs: number) => ({
+  requestTimeout: requestTimeoutMs,
+  headersTimeout: Math.min(requestTimeoutMs, 60_000),
+  connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
+  keepAliveTimeout: 5_000
+})
+
 /** `PORT` (default 8080) and `HOST` (default 127.0.0.1), as in the product's configuration table. */
 export const optionsFromEnv: Config.Config<Options> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1"))
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  requestTimeoutMs: Config.Int("DROPSHELF_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_REQUEST_TIMEOUT_MS))
 })
 
 /** Serves until interrupted (SIGINT/SIGTERM under `NodeRuntime.runMain`), then shuts down gracefully. */

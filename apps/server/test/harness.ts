@@ -63,6 +63,7 @@ export interface Running {
 
 export interface StartOptions {
   readonly availability?: Layer.Layer<AvailabilityCheck.AvailabilityCheck> | undefined
+  readonly requestTimeoutMs?: number | undefined
 }
 
 export const start = async (adapter: Adapter, options: StartOptions = {}): Promise<Running> => {
@@ -77,7 +78,7 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
   const logger = Logger.map(Logger.formatStructured, (entry) => {
     logs.push({ ...entry.annotations, level: entry.level.toLowerCase(), message: entry.message })
   })
-  const stack = Server.layer({ port: 0, host: "127.0.0.1", shutdownTimeout: "5 seconds", logger }).pipe(
+  const stack = Server.layer({ port: 0, host: "127.0.0.1", shutdownTimeout: "5 seconds", logger, requestTimeoutMs: options.requestTimeoutMs }).pipe(
     Layer.provideMerge(core)
   )
   const runtime = ManagedRuntime.make(stack as Layer.Layer<HttpServer.HttpServer | Operators.Operators | Directory.Directory, unknown>)
