@@ -38,6 +38,21 @@ export const rateLimitHeaders = (rate: RateLimiter.RateDecision, now: number): R
 }
 
 /**
+ * Counts a request of `caller` against its key's window: the decision, its headers, and the
+ * refusal's fields when over the limit. The key middleware and the boundary (for answers given
+ * before any handler) count with it.
+ */
+export const countRequest = Effect.fnUntraced(function*(limiter: RateLimiter.RateLimiter["Service"], caller: Directory.Caller) {
+  const rate = yield* limiter.hit(caller.key.id, caller.plan.requestsPerMinute)
+  const headers = rateLimitHeaders(rate, yield* Clock.currentTimeMillis)
+  const refusal = rate.allowed ? undefined : {
+    code: "rate_limited" as const,
+    message: `This key is over its ${rate.limit} requests per minute; retry after ${headers["retry-after"]} s`
+  }
+  return { rate, headers, refusal }
+})
+
+/**
  * Authenticates the Bearer key (the plan is read afresh on every request), then counts the
  * request against the key's window, allowed or not. A 401 happens before counting: there is
  * no key to count. The rate-limit headers are attached to whatever response this request
@@ -55,20 +70,11 @@ export const ApiKeyAuthLive = Layer.effect(
         const caller = yield* directory.authenticate(secret === "" ? undefined : secret).pipe(
           refuseAs(operationOf(group.identifier, endpoint.identifier))
         )
-        const rate = yield* limiter.hit(caller.key.id, caller.plan.requestsPerMinute)
-        const now = yield* Clock.currentTimeMillis
-        const headers = rateLimitHeaders(rate, now)
+        const { headers, rate, refusal } = yield* countRequest(limiter, caller)
         yield* HttpEffect.appendPreResponseHandler((_request, response) =>
           Effect.succeed(HttpServerResponse.setHeaders(response, headers))
         )
-        if (!rate.allowed) {
-          return yield* new RateLimitedError({
-            error: {
-              code: "rate_limited",
-              message: `This key is over its ${rate.limit} requests per minute; retry after ${headers["retry-after"]} s`
-            }
-          })
-        }
+        if (refusal !== undefined) return yield* new RateLimitedError({ error: refusal })
         return yield* Effect.provideService(httpEffect, CurrentCaller, { caller, rate })
       }, Effect.withSpan("ApiKeyAuth.bearer", undefined, { captureStackTrace: false }))
     })

@@ -7,7 +7,7 @@ import type * as SchemaIssue from "effect/SchemaIssue"
 import { ApiKey, Directory, ListQuery, Quote, RateLimiter } from "@dropshelf/core"
 import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
-import { bearerOf, rateLimitHeaders } from "./ApiKeyAuth.ts"
+import { bearerOf, countRequest } from "./ApiKeyAuth.ts"
 
 /*
  * The HTTP boundary around every route. The framework routes, answers the CORS preflight and
@@ -32,7 +32,7 @@ interface KnownPath {
 }
 
 const toPattern = (path: string) =>
-  new RegExp(`^${path.split("/").map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("/")}/?$`)
+  new RegExp(`^${path.split("/").map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("/")}$`)
 
 /** Every path the server answers and its methods: the API definition's, plus the routes outside it. */
 const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): ReadonlyArray<KnownPath> => {
@@ -54,14 +54,14 @@ const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): R
   })
 }
 
-/** Matches as the router does: duplicate slashes and one trailing slash are ignored; case is not. */
-const matchPath = (table: ReadonlyArray<KnownPath>, pathname: string): KnownPath | undefined => {
-  const normalized = pathname.replace(/\/{2,}/g, "/")
-  return table.find((known) => known.pattern.test(normalized))
-}
+/** The known path a canonical pathname names (see `isCanonical`), case-sensitively as the router. */
+const matchPath = (table: ReadonlyArray<KnownPath>, pathname: string): KnownPath | undefined =>
+  table.find((known) => known.pattern.test(pathname))
 
 export const errorResponse = (status: number, fields: ErrorFields, headers: Record<string, string> = {}) =>
   HttpServerResponse.jsonUnsafe({ error: fields }, { status, headers })
+
+const noRoute = (pathname: string) => errorResponse(404, { code: "not_found", message: `No route for ${Quote.quote(pathname)}` })
 
 const pathnameOf = (url: string) => {
   const end = url.search(/[?#]/)
@@ -144,7 +144,7 @@ const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpS
     const value = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
     if (value === undefined) continue
     if (HttpServerError.isHttpServerError(value) && value.reason._tag === "RouteNotFound") {
-      return { response: errorResponse(404, { code: "not_found", message: `No route for ${Quote.quote(pathnameOf(request.url))}` }) }
+      return { response: noRoute(pathnameOf(request.url)) }
     }
     if (isBodyTooLarge(value)) return { response: tooLarge() }
     if (HttpApiError.HttpApiSchemaError.is(value) && value.kind !== "Body" && value.kind !== "ResponseHeaders") {
@@ -176,7 +176,7 @@ const enveloped = (response: HttpServerResponse.HttpServerResponse, pathname: st
     case 401:
       return errorResponse(401, { code: "unauthorized", message: "An API key is required" })
     case 404:
-      return errorResponse(404, { code: "not_found", message: `No route for ${Quote.quote(pathname)}` })
+      return noRoute(pathname)
     case 413:
       return tooLarge()
     default:
@@ -228,14 +228,8 @@ export const boundary = <E, R>(
     const directory = yield* Directory.Directory
     const caller = yield* Effect.option(directory.authenticate(secret))
     if (caller._tag === "None") return response
-    const limiter = yield* RateLimiter.RateLimiter
-    const rate = yield* limiter.hit(caller.value.key.id, caller.value.plan.requestsPerMinute)
-    const headers = rateLimitHeaders(rate, yield* Clock.currentTimeMillis)
-    if (rate.allowed) return HttpServerResponse.setHeaders(response, headers)
-    return errorResponse(429, {
-      code: "rate_limited",
-      message: `This key is over its ${rate.limit} requests per minute; retry after ${headers["retry-after"]} s`
-    }, headers)
+    const { headers, refusal } = yield* countRequest(yield* RateLimiter.RateLimiter, caller.value)
+    return refusal === undefined ? HttpServerResponse.setHeaders(response, headers) : errorResponse(429, refusal, headers)
   })
 
   return cors(Effect.gen(function*() {
@@ -251,7 +245,7 @@ export const boundary = <E, R>(
     let response: HttpServerResponse.HttpServerResponse
     // The target as sent: the framework turns an absolute-form one into its path.
     if (!isCanonical(NodeHttpServerRequest.toIncomingMessage(request).url ?? "", pathname)) {
-      response = errorResponse(404, { code: "not_found", message: `No route for ${Quote.quote(pathname)}` })
+      response = noRoute(pathname)
     } else if (known !== undefined && !known.methods.includes(method)) {
       response = errorResponse(405, {
         code: "method_not_allowed",
@@ -273,7 +267,7 @@ export const boundary = <E, R>(
     }
     response = enveloped(response, pathname)
     if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", WWW_AUTHENTICATE)
-    if (beforeHandler && secret !== undefined && ApiKey.isWellFormedKey(secret) && isKeyed(pathname)) {
+    if (beforeHandler && secret !== undefined && isKeyed(pathname)) {
       response = yield* counted(secret, response)
     }
     const finished = yield* Clock.currentTimeMillis
