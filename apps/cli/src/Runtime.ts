@@ -1,8 +1,9 @@
 import { type AvailabilityCheck, Cursor, Directory, type ListingStore, Operators, RateLimiter } from "@dropshelf/core"
+import { Server } from "@dropshelf/server"
 import { StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
-import { Config, Effect, Layer, Schema } from "effect"
+import { Config, Effect, Layer } from "effect"
 import { type Digest, Mac } from "effect/crypto"
 import type { SqlClient } from "effect/sql"
 
@@ -39,10 +40,7 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? StoreSql.DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL"),
   rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
-  requestTimeoutMs: Config.schema(
-    Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 600_000 })),
-    "DROPSHELF_REQUEST_TIMEOUT_MS"
-  ).pipe(Config.withDefault(30_000))
+  requestTimeoutMs: Server.requestTimeoutMsFromEnv
 })
 
 /** Where the configured storage lives, for messages. */

@@ -1,5 +1,5 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Config, Duration, Effect, Layer, type Logger, Scope } from "effect"
+import { Config, Duration, Effect, Layer, type Logger, Schema, Scope } from "effect"
 import { HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
@@ -89,11 +89,17 @@ const deadlines = (requestTimeoutMs: number) => ({
   keepAliveTimeout: 5_000
 })
 
+/** `DROPSHELF_REQUEST_TIMEOUT_MS`: whole milliseconds from 1 s to 10 minutes, default 30 s. */
+export const requestTimeoutMsFromEnv: Config.Config<number> = Config.schema(
+  Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 600_000 })),
+  "DROPSHELF_REQUEST_TIMEOUT_MS"
+).pipe(Config.withDefault(DEFAULT_REQUEST_TIMEOUT_MS))
+
 /** `PORT` (default 8080) and `HOST` (default 127.0.0.1), as in the product's configuration table. */
 export const optionsFromEnv: Config.Config<Options> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  requestTimeoutMs: Config.Int("DROPSHELF_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_REQUEST_TIMEOUT_MS))
+  requestTimeoutMs: requestTimeoutMsFromEnv
 })
 
 /** Serves until interrupted (SIGINT/SIGTERM under `NodeRuntime.runMain`), then shuts down gracefully. */
