@@ -32,6 +32,18 @@ const expectEnvelope = (body: any, code: string) => {
 }
 
 /** Waits out the end of a wall-clock minute, so a burst stays inside one rate-limit window. */
+/** A GET whose request target is sent exactly as given (fetch would normalise it), and its JSON answer. */
+const getAsSent = (server: Running, path: string, secret: string) =>
+  new Promise<{ readonly status: number; readonly body: any }>((resolve, reject) => {
+    const request = http.get(`${server.base}/`, { path, headers: { authorization: `Bearer ${secret}` } }, (response) => {
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk: string) => text += chunk)
+      response.on("end", () => resolve({ status: response.statusCode!, body: JSON.parse(text) }))
+    })
+    request.on("error", reject)
+  })
+
 const awayFromMinuteEdge = async () => {
   const second = new Date().getUTCSeconds()
   if (second >= 50) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
@@ -200,16 +212,7 @@ for (const adapter of adapters) {
       it("one spelling per resource: path parameters, percent-encoding, empty and dot segments, a trailing slash and absolute-form targets are 404", async () => {
         const key = await account(server, "business", "canonical")
         // fetch would normalise some of these, so speak HTTP directly.
-        const raw = (path: string) =>
-          new Promise<{ readonly status: number; readonly body: any }>((resolve, reject) => {
-            const request = http.get(`${server.base}/`, { path, headers: { authorization: `Bearer ${key.secret}` } }, (response) => {
-              let text = ""
-              response.setEncoding("utf8")
-              response.on("data", (chunk: string) => text += chunk)
-              response.on("end", () => resolve({ status: response.statusCode!, body: JSON.parse(text) }))
-            })
-            request.on("error", reject)
-          })
+        const raw = (path: string) => getAsSent(server, path, key.secret)
         const id = ids.regular[2]!
         expect((await raw("/api/v1/me")).status).toBe(200)
         expect((await raw(`/api/v1/domains/${id}`)).status).toBe(200)
@@ -433,16 +436,7 @@ for (const adapter of adapters) {
       it("refuses a value carrying a '#' from the request line by name, as any other", async () => {
         // fetch never sends a fragment; Node's server passes one through, so speak HTTP directly.
         const key = await account(server, "business", "fragment")
-        const raw = (path: string) =>
-          new Promise<{ readonly status: number; readonly body: any }>((resolve, reject) => {
-            const request = http.get(`${server.base}/`, { path, headers: { authorization: `Bearer ${key.secret}` } }, (response) => {
-              let text = ""
-              response.setEncoding("utf8")
-              response.on("data", (chunk: string) => text += chunk)
-              response.on("end", () => resolve({ status: response.statusCode!, body: JSON.parse(text) }))
-            })
-            request.on("error", reject)
-          })
+        const raw = (path: string) => getAsSent(server, path, key.secret)
         expect((await raw("/api/v1/domains?limit=1&spam=low")).status).toBe(200)
         for (const [path, parameter, accepts] of [
           ["/api/v1/domains?limit=1&spam=low#top", "spam", "low, moderate"],
