@@ -25,8 +25,11 @@ export const RESPONSE_HEADERS: Json = {
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` })
 
-/** Responses that come before the key is counted carry no rate-limit headers. */
-const UNCOUNTED = new Set(["401", "405", "408", "413", "431"])
+/**
+ * Responses that come before a key is read carry no rate-limit headers: a 401, and Node's own
+ * 408 and 431. A 405 or 413 to a request with a valid key carries them, as every counted answer.
+ */
+const UNCOUNTED = new Set(["401", "408", "431"])
 
 /**
  * Query values travel as text; the document states the type each one must spell: the list
