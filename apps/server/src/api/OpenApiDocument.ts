@@ -39,7 +39,7 @@ const spelledType = (schema: Json | undefined): Json | undefined => {
   if (schema === undefined) return undefined
   const { pattern, description: _, ...bounds } = schema
   if (pattern === ListQuery.INTEGER_TEXT) return { ...bounds, type: "integer" }
-  if (JSON.stringify(schema.enum) === "[\"true\",\"false\"]") return { type: "boolean" }
+  if (ListQuery.isBooleanText(schema)) return { type: "boolean" }
   return undefined
 }
 

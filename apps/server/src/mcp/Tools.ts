@@ -86,12 +86,11 @@ const inputSchemaOf = (schema: Schema.Top, widen: (property: Record<string, unkn
   return { ...root, type: "object", properties, ...definitions }
 }
 
-
 /** An integer or boolean parameter of the list query also takes its JSON value, as assistants tend to send it. */
 const widenScalars = (property: Record<string, unknown>): Record<string, unknown> => {
   const { description, ...text } = property
-  if (text.pattern === "^[+-]?\\d+$") return { description, anyOf: [{ type: "integer" }, text] }
-  if (JSON.stringify(text.enum) === "[\"true\",\"false\"]") return { description, anyOf: [{ type: "boolean" }, text] }
+  if (text.pattern === ListQuery.INTEGER_TEXT) return { description, anyOf: [{ type: "integer" }, text] }
+  if (ListQuery.isBooleanText(text)) return { description, anyOf: [{ type: "boolean" }, text] }
   return property
 }
 

@@ -97,9 +97,16 @@ const oneOf = <const A extends string>(name: string, accepted: ReadonlyArray<A>,
     })
   )
 
+/** How a boolean parameter is spelled. */
+export const BOOLEAN_TEXTS = ["true", "false"] as const
+
+/** Whether a parameter's published JSON Schema is a boolean's (its enumeration is `BOOLEAN_TEXTS`). */
+export const isBooleanText = (jsonSchema: { readonly enum?: unknown }): boolean =>
+  JSON.stringify(jsonSchema.enum) === JSON.stringify(BOOLEAN_TEXTS)
+
 const boolean = (name: string, description: string) =>
   Schema.optionalKey(
-    Schema.Literals(["true", "false"]).annotate({ description, message: `${name} accepts true, false` }).pipe(
+    Schema.Literals(BOOLEAN_TEXTS).annotate({ description, message: `${name} accepts true, false` }).pipe(
       Schema.decodeTo(Schema.Boolean, SchemaTransformation.transform({ decode: (text) => text === "true", encode: (value) => value ? "true" : "false" }))
     )
   )
