@@ -26,7 +26,8 @@ const root = join(import.meta.dirname, "..")
 export const shebang = readFileSync(join(root, "apps/cli/bin/dropshelf.js"), "utf8").split("\n", 1)[0]!
 
 /** The node flags of that line, for whoever starts the bundle with `node` itself (the benchmarks). */
-export const launcherNodeFlags: ReadonlyArray<string> = shebang.split(/\s+/).slice(shebang.startsWith("#!/usr/bin/env -S ") ? 3 : 1)
+export const launcherNodeFlags: ReadonlyArray<string> =
+  (/^#!\S*env(?:\s+-S)?\s+node\b(.*)$/.exec(shebang)?.[1] ?? "").split(/\s+/).filter((flag) => flag !== "")
 
 /**
  * Left to Node at run time, so the bundle needs the repo's node_modules beside it:
