@@ -261,12 +261,13 @@ export class Directory extends Context.Service<Directory, {
           heldByOtherUntil: holdState === "other" ? running!.expiresAt : undefined
         }))
         let allowance = plan._tag === "First" && plan.charged ? allowanceAt(caller.plan, now) : undefined
+        // The allowance looked spent; the unit may have gone to a concurrent reveal of this very
+        // listing, and then this one is its repeat.
+        const repeatOfConcurrent = Effect.flatMap(reveals.find(caller.accountId, listing.id), (entry) =>
+          entry === undefined ? Effect.fail(new QuotaExhausted({ resetsAt: startOfNextMonth(now) })) : Effect.succeed(entry))
         // A cheap early refusal; the store's conditional charge below is what guarantees the ceiling.
         if (allowance !== undefined && (yield* reveals.usedIn(caller.accountId, allowance.month)) >= allowance.limit) {
-          // The unit may have gone to a concurrent reveal of this very listing: then this one is its repeat.
-          const meanwhile = yield* reveals.find(caller.accountId, listing.id)
-          if (meanwhile === undefined) return yield* new QuotaExhausted({ resetsAt: startOfNextMonth(now) })
-          plan = { _tag: "Repeat", entry: meanwhile }
+          plan = { _tag: "Repeat", entry: yield* repeatOfConcurrent }
           allowance = undefined
         }
         const checked = yield* availability.check(listing.domain)
@@ -287,14 +288,7 @@ export class Directory extends Context.Service<Directory, {
             at: now,
             charge: allowance
           })
-          if (outcome._tag === "AllowanceSpent") {
-            // As above: a concurrent reveal of this listing may have taken the last unit first.
-            const meanwhile = yield* reveals.find(caller.accountId, listing.id)
-            if (meanwhile === undefined) return yield* new QuotaExhausted({ resetsAt: startOfNextMonth(now) })
-            revealedAt = meanwhile.revealedAt
-          } else {
-            revealedAt = outcome.entry.revealedAt
-          }
+          revealedAt = outcome._tag === "AllowanceSpent" ? (yield* repeatOfConcurrent).revealedAt : outcome.entry.revealedAt
         }
         const view = toListingView(listing, {
           disclosed: isNameDisclosed({ plan: caller.plan, tier: listing.tier, holdState, revealed: true }),
