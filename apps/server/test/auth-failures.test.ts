@@ -160,6 +160,19 @@ for (const adapter of adapters) {
       expect((await call(server, "GET", "/api/v1/me", { headers: { "x-forwarded-for": `${client}, ${newAddress()}` } })).status).toBe(401)
     })
 
+    it("the served document says refusals without a valid key are limited per address, and what that 429 carries", async () => {
+      const key = await account(server, "free", "document")
+      const spec = (await call(server, "GET", "/api/v1/openapi.json", { key: key.secret, headers: { "x-forwarded-for": newAddress() } })).body
+      const operations = Object.values<any>(spec.paths).flatMap((item) => Object.values<any>(item))
+      expect(operations.length).toBe(9)
+      for (const operation of operations) {
+        expect(operation.responses["401"].description).toMatch(/counts against the client's address/)
+        expect(operation.responses["429"].description).toMatch(/address .*refused, a valid key included, until the minute ends/)
+        expect(operation.responses["429"].description).toMatch(/carries no `X-RateLimit-\*`/)
+        expect(operation.responses["429"].headers["Retry-After"]).toBeDefined()
+      }
+    })
+
     it("prints the median 401 time of an unknown and of a revoked key over 1 000 requests each", async () => {
       const revoked = await account(server, "pro", "timed")
       await server.run(Operators.Operators.use((operators) => operators.revokeKey(revoked.prefix)))

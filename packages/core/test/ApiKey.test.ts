@@ -3,6 +3,10 @@ import { ApiKey } from "@dropshelf/core"
 import { Effect } from "effect"
 import { SecureRandom } from "effect/crypto"
 import fc from "fast-check"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { crc32 } from "node:zlib"
 
 const secureRandom = SecureRandom.layerWebCrypto
@@ -57,4 +61,27 @@ describe("API key format", () => {
       assert.isUndefined(ApiKey.formatOf(text), text)
     }
   })
+
+  it.effect("the checker printed in docs/api.md accepts every new key and refuses an edited one", () =>
+    Effect.gen(function*() {
+      const guide = readFileSync(new URL("../../../docs/api.md", import.meta.url), "utf8")
+      const script = /```js key-check\.mjs\n([\s\S]*?)```/.exec(guide)?.[1]
+      assert.isDefined(script)
+      assert.include(guide, "\\bdsk_[0-9A-Za-z]{49}\\b")
+      assert.include(guide, ApiKey.KEY_PATTERN)
+      const dir = mkdtempSync(join(tmpdir(), "dropshelf-key-check-"))
+      try {
+        writeFileSync(join(dir, "key-check.mjs"), script!)
+        const { isDropshelfKey } = yield* Effect.promise(() => import(pathToFileURL(join(dir, "key-check.mjs")).href))
+        for (let n = 0; n < 50; n++) {
+          const secret = yield* ApiKey.generateSecret
+          assert.isTrue(isDropshelfKey(secret))
+          const last = secret.at(-1) === "0" ? "1" : "0"
+          assert.isFalse(isDropshelfKey(secret.slice(0, -1) + last))
+        }
+        assert.isFalse(isDropshelfKey(`ds_live_${"A".repeat(43)}`))
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }).pipe(Effect.provide(secureRandom)))
 })
