@@ -25,6 +25,10 @@ export interface DropshelfConfig {
   readonly rateLimitMode: "enforce" | "count-only"
   /** How long a whole request may take to arrive (DROPSHELF_REQUEST_TIMEOUT_MS). */
   readonly requestTimeoutMs: number
+  /** Refused keys per client address and minute (DROPSHELF_AUTH_FAILURES_PER_MINUTE). */
+  readonly authFailuresPerMinute: number
+  /** Proxies whose X-Forwarded-For names the client (DROPSHELF_TRUSTED_PROXIES). */
+  readonly trustedProxies: Server.Options["trustedProxies"]
 }
 
 const optionalString = (name: string) =>
@@ -40,7 +44,9 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? StoreSql.DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL"),
   rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
-  requestTimeoutMs: Server.requestTimeoutMsFromEnv
+  requestTimeoutMs: Server.requestTimeoutMsFromEnv,
+  authFailuresPerMinute: Server.authFailuresPerMinuteFromEnv,
+  trustedProxies: Server.trustedProxiesFromEnv
 })
 
 /** Where the configured storage lives, for messages. */

@@ -18,7 +18,13 @@ export const serve = <E = never>(
 ) =>
   Effect.gen(function*() {
     yield* before
-    const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, requestTimeoutMs: config.requestTimeoutMs }))
+    const server = yield* Layer.build(Server.layer({
+      port: config.port,
+      host: config.host,
+      requestTimeoutMs: config.requestTimeoutMs,
+      authFailuresPerMinute: config.authFailuresPerMinute,
+      trustedProxies: config.trustedProxies
+    }))
     stopsOnSignal.gracefully = true
     const address = Context.get(server, HttpServer.HttpServer).address
     const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"

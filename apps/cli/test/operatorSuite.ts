@@ -59,7 +59,7 @@ export const operatorSuite = (
     expect(Object.keys(first).sort()).toEqual(["key", "name", "prefix"])
     expect(first.name).toBe("one")
     expect(first.key.startsWith(first.prefix)).toBe(true)
-    expect(first.key).toMatch(/^ds_live_[A-Za-z0-9_-]{43}$/)
+    expect(first.key).toMatch(/^dsk_[0-9A-Za-z]{49}$/)
     const second = await runJson(["keys", "create", account.id, "--name", "two"], on())
     expect(second.key).not.toBe(first.key)
 

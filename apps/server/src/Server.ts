@@ -1,11 +1,13 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Config, Duration, Effect, Layer, type Logger, Schema, Scope } from "effect"
-import { HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import type { Directory, RateLimiter } from "@dropshelf/core"
 import { DropshelfApi } from "./api/Api.ts"
 import * as AccessLog from "./http/AccessLog.ts"
+import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { boundary } from "./http/Boundary.ts"
 import { answerClientError } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
@@ -24,6 +26,16 @@ export interface Options {
   readonly requestTimeoutMs?: number | undefined
   /** Where the server's log lines go; default JSON lines on stdout. */
   readonly logger?: Logger.Logger<unknown, unknown> | undefined
+  /**
+   * Requests with a missing or refused key one client address may make in a wall-clock minute;
+   * past it the address is answered 429 until the minute ends. Default 30.
+   */
+  readonly authFailuresPerMinute?: number | undefined
+  /**
+   * The reverse proxies whose `X-Forwarded-For` names the client (walked from the right, past
+   * these). Default none: the client is the socket's peer.
+   */
+  readonly trustedProxies?: ReadonlyArray<IpNetwork.IpNetwork> | undefined
 }
 
 /** Liveness, outside `/api/v1`: no key, not rate limited. */
@@ -63,9 +75,10 @@ export const layer = (
     Effect.map(
       // Paths are case-sensitive, like the listing ids in them.
       HttpRouter.toHttpEffect(routes).pipe(Effect.provideService(HttpRouter.RouterConfig, { caseSensitive: true })),
-      (app) => HttpServer.serve(boundary(app, { "/healthz": ["GET"], "/docs": ["GET"], [MCP_PATH]: ["POST"] }))
+      (app) => HttpServer.serve(behindProxies(options.trustedProxies ?? [])(boundary(app, { "/healthz": ["GET"], "/docs": ["GET"], [MCP_PATH]: ["POST"] })))
     )
   ).pipe(
+    Layer.provide(AddressGate.layer(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE)),
     Layer.provide(AccessLog.layer(options.logger)),
     Layer.provideMerge(NodeHttpServer.layer(() => createServer(deadlines(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)).on("clientError", answerClientError), {
       port: options.port,
@@ -73,6 +86,11 @@ export const layer = (
       gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(20)
     }))
   )
+
+/** With trusted proxies, the request's remote address is the client they name (Effect's own walk of `X-Forwarded-For`). */
+const behindProxies = (trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>) =>
+<E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  trustedProxies.length === 0 ? app : HttpMiddleware.xForwardedHeaders({ trustedProxies })(app)
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
@@ -95,11 +113,25 @@ export const requestTimeoutMsFromEnv: Config.Config<number> = Config.schema(
   "DROPSHELF_REQUEST_TIMEOUT_MS"
 ).pipe(Config.withDefault(DEFAULT_REQUEST_TIMEOUT_MS))
 
+/** `DROPSHELF_AUTH_FAILURES_PER_MINUTE`: a whole number from 1 to 1 000 000, default 30. */
+export const authFailuresPerMinuteFromEnv: Config.Config<number> = Config.schema(
+  Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
+  "DROPSHELF_AUTH_FAILURES_PER_MINUTE"
+).pipe(Config.withDefault(DEFAULT_AUTH_FAILURES_PER_MINUTE))
+
+/** `DROPSHELF_TRUSTED_PROXIES`: comma-separated CIDR blocks (`10.0.0.0/8, ::1/128`), default none. */
+export const trustedProxiesFromEnv: Config.Config<ReadonlyArray<IpNetwork.IpNetwork>> = Config.Array(
+  Schema.Trim.pipe(Schema.decodeTo(Schema.IpNetworkFromString)),
+  "DROPSHELF_TRUSTED_PROXIES"
+).pipe(Config.withDefault([]))
+
 /** `PORT` (default 8080) and `HOST` (default 127.0.0.1), as in the product's configuration table. */
 export const optionsFromEnv: Config.Config<Options> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  requestTimeoutMs: requestTimeoutMsFromEnv
+  requestTimeoutMs: requestTimeoutMsFromEnv,
+  authFailuresPerMinute: authFailuresPerMinuteFromEnv,
+  trustedProxies: trustedProxiesFromEnv
 })
 
 /** Serves until interrupted (SIGINT/SIGTERM under `NodeRuntime.runMain`), then shuts down gracefully. */

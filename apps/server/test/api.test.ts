@@ -851,7 +851,7 @@ for (const adapter of adapters) {
           const domain = (exchange.body as any)?.domain
           if (typeof domain === "string" && (exchange.body as any).tier !== "open") expect(all).not.toContain(domain)
         }
-        const secrets = all.match(/ds_live_[A-Za-z0-9_-]{43}/g)
+        const secrets = all.match(/dsk_[0-9A-Za-z]{49}|ds_live_[A-Za-z0-9_-]{43}/g)
         expect(secrets).toBeNull()
       })
     })

@@ -64,6 +64,12 @@ export interface Running {
 export interface StartOptions {
   readonly availability?: Layer.Layer<AvailabilityCheck.AvailabilityCheck> | undefined
   readonly requestTimeoutMs?: number | undefined
+  /**
+   * Refused keys per address and minute. Every test talks from 127.0.0.1, and suites about other
+   * things send more refused keys a minute than a client would, so the default here is generous.
+   */
+  readonly authFailuresPerMinute?: number | undefined
+  readonly trustedProxies?: Server.Options["trustedProxies"]
 }
 
 export const start = async (adapter: Adapter, options: StartOptions = {}): Promise<Running> => {
@@ -78,7 +84,15 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
   const logger = Logger.map(Logger.formatStructured, (entry) => {
     logs.push({ ...entry.annotations, level: entry.level.toLowerCase(), message: entry.message })
   })
-  const stack = Server.layer({ port: 0, host: "127.0.0.1", shutdownTimeout: "5 seconds", logger, requestTimeoutMs: options.requestTimeoutMs }).pipe(
+  const stack = Server.layer({
+    port: 0,
+    host: "127.0.0.1",
+    shutdownTimeout: "5 seconds",
+    logger,
+    requestTimeoutMs: options.requestTimeoutMs,
+    authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
+    trustedProxies: options.trustedProxies
+  }).pipe(
     Layer.provideMerge(core)
   )
   const runtime = ManagedRuntime.make(stack as Layer.Layer<HttpServer.HttpServer | Operators.Operators | Directory.Directory, unknown>)

@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { Digest } from "effect/crypto"
-import { digestOf, isWellFormedKey } from "./domain/ApiKey.ts"
+import { digestOf, formatOf, hasValidChecksum, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
 import { isNameDisclosed } from "./domain/Disclosure.ts"
 import {
@@ -70,6 +70,12 @@ export interface Caller {
 /** `last_used_at` is written at most this often per key, so reads do not turn into writes. */
 export const KEY_TOUCH_INTERVAL_MS = MINUTE
 
+/** How many digests of unknown or revoked keys are remembered; past it the oldest is forgotten. */
+export const DEAD_KEYS_REMEMBERED = 10_000
+
+/** While a key of the earlier format lives, whether one still does is asked again this often. */
+export const LEGACY_RECHECK_MS = MINUTE
+
 /**
  * The directory's use cases, for the REST server, the MCP tools and any service that embeds
  * the core. Every method takes an authenticated caller and returns domain values or tagged
@@ -106,15 +112,51 @@ export class Directory extends Context.Service<Directory, {
       const digestService = yield* Digest.Digest
       const digest = (secret: string) => digestOf(secret).pipe(Effect.provideService(Digest.Digest, digestService))
 
+      /*
+       * Digests looked up and found unknown or revoked. Neither can come alive (a new key is
+       * random, a revocation final), so the same dead key again costs no look-up, and unknown
+       * and revoked keys take one path: one look-up the first time, none after.
+       */
+      const dead = new Set<string>()
+      const remember = (deadDigest: string) => {
+        if (dead.size >= DEAD_KEYS_REMEMBERED) dead.delete(dead.values().next().value!)
+        dead.add(deadDigest)
+      }
+
+      /*
+       * No key of the earlier format is issued any more, so once none lives none ever will: from
+       * then on a key of that shape is refused without a look-up. Until then the answer is asked
+       * again at most once a minute, by a request that carries such a key.
+       */
+      let legacy: { readonly live: boolean; readonly checkedAt: number } | undefined
+      const legacyKeysLive = Effect.gen(function*() {
+        if (legacy !== undefined && !legacy.live) return false
+        const now = yield* Clock.currentTimeMillis
+        if (legacy === undefined || now - legacy.checkedAt >= LEGACY_RECHECK_MS) {
+          legacy = { live: yield* keys.anyLiveWithPrefix(LEGACY_KEY_MARKER), checkedAt: now }
+        }
+        return legacy.live
+      })
+
+      // One answer for unknown and revoked keys: a dead key should not tell whether it ever lived.
+      const notKnown = () => new Unauthorized({ message: "The API key is not known or has been revoked" })
+
       const authenticate = Effect.fnUntraced(function*(secret: string | undefined) {
         if (secret === undefined || secret.length === 0) {
           return yield* new Unauthorized({ message: "An API key is required: send Authorization: Bearer <API_KEY>" })
         }
-        if (!isWellFormedKey(secret)) return yield* new Unauthorized({ message: "The API key is malformed" })
-        const found = yield* keys.findByDigest(yield* digest(secret))
-        // One answer for unknown and revoked keys: a dead key should not tell whether it ever lived.
+        const format = formatOf(secret)
+        if (format === undefined) return yield* new Unauthorized({ message: "The API key is malformed" })
+        if (format === "current" && !hasValidChecksum(secret)) {
+          return yield* new Unauthorized({ message: "The API key is malformed: its checksum does not match; copy the whole key again" })
+        }
+        if (format === "legacy" && !(yield* legacyKeysLive)) return yield* notKnown()
+        const keyDigest = yield* digest(secret)
+        if (dead.has(keyDigest)) return yield* notKnown()
+        const found = yield* keys.findByDigest(keyDigest)
         if (found === undefined || found.key.revokedAt !== null) {
-          return yield* new Unauthorized({ message: "The API key is not known or has been revoked" })
+          remember(keyDigest)
+          return yield* notKnown()
         }
         const now = yield* Clock.currentTimeMillis
         const due = found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS

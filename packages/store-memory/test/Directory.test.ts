@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cursor, Directory, Errors, HoldStore, ListingStore, ListQuery, Operators, Plan, RevealStore } from "@dropshelf/core"
+import { ApiKey, Cursor, Directory, Errors, HoldStore, KeyStore, ListingStore, ListQuery, Operators, Plan, RevealStore } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Context, Effect, Layer, Tracer } from "effect"
+import { Digest, SecureRandom } from "effect/crypto"
 import { TestClock } from "effect/testing"
 import { callerOn, DAY, HOUR, id, listing, load, T0 } from "./support.ts"
 
@@ -27,6 +28,105 @@ describe("Directory: authentication", () => {
       const revoked = yield* Effect.flip(directory.authenticate(secret))
       assert.strictEqual(revoked.message, "The API key is not known or has been revoked")
     })))
+
+  /** The directory over memory stores whose key store records every question it is asked. */
+  const withCountedKeys = <A, E>(
+    body: (asked: Array<string>) => Effect.Effect<A, E, Directory.Directory | Operators.Operators | KeyStore.KeyStore | Digest.Digest | SecureRandom.SecureRandom>
+  ) => {
+    const asked: Array<string> = []
+    const countingKeys = Layer.effect(KeyStore.KeyStore, Effect.gen(function*() {
+      const keys = yield* KeyStore.KeyStore
+      return KeyStore.KeyStore.of({
+        ...keys,
+        findByDigest: (digest) => Effect.suspend(() => (asked.push("findByDigest"), keys.findByDigest(digest))),
+        anyLiveWithPrefix: (start) => Effect.suspend(() => (asked.push(`anyLiveWithPrefix ${start}`), keys.anyLiveWithPrefix(start)))
+      })
+    }))
+    return Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      return yield* body(asked)
+    }).pipe(Effect.provide(Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+      Layer.provide(countingKeys),
+      Layer.provideMerge(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
+      Layer.provideMerge(StoreMemory.layer),
+      Layer.provideMerge(StoreMemory.layerCrypto)
+    )))
+  }
+
+  it.effect("a key whose checksum fails is refused without asking the key store", () =>
+    withCountedKeys((asked) =>
+      Effect.gen(function*() {
+        const directory = yield* Directory.Directory
+        const { secret } = yield* callerOn("pro")
+        asked.length = 0
+        const last = secret.at(-1) === "A" ? "B" : "A"
+        for (const bad of [secret.slice(0, -1) + last, `dsk_${"A".repeat(49)}`, secret.toLowerCase(), "not-a-key"]) {
+          const error = yield* Effect.flip(directory.authenticate(bad))
+          assert.match(error.message, /malformed/)
+        }
+        assert.deepStrictEqual(asked, [])
+      })))
+
+  it.effect("an unknown key and a revoked key take one path: one look-up the first time, none after", () =>
+    withCountedKeys((asked) =>
+      Effect.gen(function*() {
+        const directory = yield* Directory.Directory
+        const operators = yield* Operators.Operators
+        const { caller, secret: revoked } = yield* callerOn("pro")
+        yield* operators.revokeKey(caller.key.prefix)
+        const unknownKey = yield* ApiKey.generateSecret
+        const lookUps: Record<string, Array<number>> = { unknown: [], revoked: [] }
+        for (let round = 0; round < 3; round++) {
+          for (const [name, secret] of [["unknown", unknownKey], ["revoked", revoked]] as const) {
+            asked.length = 0
+            const error = yield* Effect.flip(directory.authenticate(secret))
+            assert.strictEqual(error.message, "The API key is not known or has been revoked")
+            lookUps[name]!.push(asked.length)
+          }
+        }
+        assert.deepStrictEqual(lookUps, { unknown: [1, 0, 0], revoked: [1, 0, 0] })
+      })))
+
+  it.effect("keys of the earlier format work while one lives; once none does, that shape is refused without a look-up", () =>
+    withCountedKeys((asked) =>
+      Effect.gen(function*() {
+        const directory = yield* Directory.Directory
+        const operators = yield* Operators.Operators
+        const keys = yield* KeyStore.KeyStore
+        const account = yield* operators.createAccount("legacy", "pro")
+        // Issued before the checksum: only the store can hold one now.
+        const legacy = `ds_live_${"Legacy0_".repeat(5)}abc`
+        yield* keys.create({
+          accountId: account.id,
+          name: "old",
+          prefix: ApiKey.prefixOf(legacy),
+          digest: yield* ApiKey.digestOf(legacy),
+          liveLimit: 5,
+          at: T0
+        })
+        const random = `ds_live_${"Random0-".repeat(5)}xyz`
+        asked.length = 0
+        assert.strictEqual((yield* directory.authenticate(legacy)).accountId, account.id)
+        yield* Effect.flip(directory.authenticate(random))
+        assert.deepStrictEqual(asked, ["anyLiveWithPrefix ds_live_", "findByDigest", "findByDigest"])
+
+        yield* operators.revokeKey("ds_live_Legacy0_")
+        // Within the minute the earlier answer stands: the revoked key is looked up and refused.
+        asked.length = 0
+        yield* Effect.flip(directory.authenticate(legacy))
+        assert.deepStrictEqual(asked, ["findByDigest"])
+        yield* TestClock.adjust(Directory.LEGACY_RECHECK_MS)
+        asked.length = 0
+        const other = `ds_live_${"Other00_".repeat(5)}xyz`
+        for (const secret of [other, other, random, `ds_live_${"A".repeat(43)}`]) {
+          const error = yield* Effect.flip(directory.authenticate(secret))
+          assert.strictEqual(error.message, "The API key is not known or has been revoked")
+        }
+        // Asked once more, then never again: no key of that format can come alive.
+        yield* TestClock.adjust(10 * Directory.LEGACY_RECHECK_MS)
+        yield* Effect.flip(directory.authenticate(other))
+        assert.deepStrictEqual(asked, ["anyLiveWithPrefix ds_live_"])
+      })))
 
   it.effect("resolves the plan on every call: an upgrade or a lapse needs no new key", () =>
     run(Effect.gen(function*() {

@@ -71,17 +71,28 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** Reused from AuthCache while fresh; unknown digests are never remembered. */
+  /**
+   * A live key's look-up is reused from AuthCache while fresh. Unknown and revoked digests are
+   * never remembered here, so both cost the same statement (the core remembers them instead).
+   */
   const findByDigest = (digest: string) =>
     Effect.suspend(() => {
       const cached = cache.get(digest)
       if (cached !== undefined) return Effect.succeed(cached)
       const generation = cache.generation()
       return Effect.map(lookUp(digest), (found) => {
-        if (found !== undefined) cache.set(digest, found, generation)
+        if (found !== undefined && found.key.revokedAt === null) cache.set(digest, found, generation)
         return found
       })
     })
+
+  const anyLiveWithPrefix = (start: string) =>
+    sql<{ live: unknown }>`SELECT EXISTS (
+        SELECT 1 FROM api_keys WHERE revoked_at IS NULL AND starts_with(prefix, ${start})
+      ) AS live`.pipe(
+      Effect.map((rows) => rows[0]!.live === true),
+      Effect.orDie
+    )
 
   const touch = (id: Ids.KeyId, at: Time.Instant) =>
     sql`UPDATE api_keys SET last_used_at = ${toDate(at)} WHERE id = ${id}`.pipe(
@@ -99,7 +110,7 @@ export const make = Effect.gen(function*() {
       return toKey(rows[0])
     })
 
-  return KeyStore.KeyStore.of({ create, findByDigest, touch, revoke })
+  return KeyStore.KeyStore.of({ create, findByDigest, anyLiveWithPrefix, touch, revoke })
 })
 
 export const layer = Layer.effect(KeyStore.KeyStore, make)

@@ -1,8 +1,9 @@
-import { AccountStore, HoldStore, KeyStore, ListingStore, Plan, RevealStore } from "@dropshelf/core"
+import { AccountStore, ApiKey, AvailabilityCheck, Cursor, Directory, HoldStore, KeyStore, ListingStore, Operators, Plan, RevealStore } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { Digest, Mac, SecureRandom } from "effect/crypto"
+import { SqlClient, Statement } from "effect/sql"
 import * as AuthCache from "../src/AuthCache.ts"
 import { StoreSql } from "../src/index.ts"
 import { closePglite, describeOnServer, pgliteStores, serverStores } from "./support.ts"
@@ -218,7 +219,60 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       yield* keys.revoke("ds_live_cache001", T0 + 1)
       assert.strictEqual((yield* keys.findByDigest("cache-digest"))!.key.revokedAt, T0 + 1)
     })))
+
+  it.live("the store reuses only a live key's look-up: an unknown and a revoked digest each cost a statement every time", () =>
+    run(Effect.gen(function*() {
+      const accounts = yield* AccountStore.AccountStore
+      const keys = yield* KeyStore.KeyStore
+      const account = yield* accounts.create({ name: "Reuse", plan: "free", at: T0 })
+      yield* keys.create({ accountId: account.id, name: "k", prefix: "dsk_reuse001", digest: "live-digest", liveLimit: 2, at: T0 })
+      yield* keys.create({ accountId: account.id, name: "k", prefix: "dsk_reuse002", digest: "revoked-digest", liveLimit: 2, at: T0 })
+      yield* keys.revoke("dsk_reuse002", T0 + 1)
+      let statements = 0
+      const counting: Statement.Transformer = (self) => Effect.sync(() => (statements++, self))
+      const costs: Record<string, Array<number>> = {}
+      for (const digest of ["live-digest", "revoked-digest", "unknown-digest"]) {
+        costs[digest] = []
+        for (let round = 0; round < 3; round++) {
+          statements = 0
+          yield* keys.findByDigest(digest).pipe(Effect.provideService(Statement.CurrentTransformer, counting))
+          costs[digest]!.push(statements)
+        }
+      }
+      assert.deepStrictEqual(costs, { "live-digest": [1, 0, 0], "revoked-digest": [1, 1, 1], "unknown-digest": [1, 1, 1] })
+    })))
+
+  it.live("an unknown key and a revoked key cost the same statements: one the first time, none after", () =>
+    Effect.gen(function*() {
+      const operators = yield* Operators.Operators
+      const directory = yield* Directory.Directory
+      const account = yield* operators.createAccount("Dead keys", "pro")
+      const { key, secret: revoked } = yield* operators.createKey(account.id, "k")
+      yield* directory.authenticate(revoked)
+      yield* operators.revokeKey(key.prefix)
+      const unknown = yield* ApiKey.generateSecret
+      let statements = 0
+      const counting: Statement.Transformer = (self) => Effect.sync(() => (statements++, self))
+      const costs: Record<string, Array<number>> = { unknown: [], revoked: [] }
+      for (let round = 0; round < 3; round++) {
+        for (const [name, secret] of [["unknown", unknown], ["revoked", revoked]] as const) {
+          statements = 0
+          yield* Effect.flip(directory.authenticate(secret)).pipe(Effect.provideService(Statement.CurrentTransformer, counting))
+          costs[name]!.push(statements)
+        }
+      }
+      assert.deepStrictEqual(costs, { unknown: [1, 0, 0], revoked: [1, 0, 0] })
+    }).pipe(Effect.provide(directoryOn(layer()))))
 }
+
+/** `Directory` and `Operators` over the SQL stores, as a server runs them. */
+const directoryOn = (stores: Layer.Layer<StoreSql.Services>) =>
+  Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+    Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(Layer.succeed(Cursor.CursorSecret, new Uint8Array(32))))),
+    Layer.provide(AvailabilityCheck.AvailabilityCheck.layerStampOnly),
+    Layer.provideMerge(stores),
+    Layer.provideMerge(Layer.mergeAll(Digest.layerWebCrypto, Mac.layerWebCrypto).pipe(Layer.provideMerge(SecureRandom.layerWebCrypto)))
+  )
 
 describe("sql (pglite) caches", () => {
   afterAll(closePglite)

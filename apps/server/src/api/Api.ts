@@ -31,7 +31,7 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, {
   provides: CurrentCaller
 }>()("@dropshelf/server/ApiKeyAuth", {
   requiredForClient: true,
-  security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "An API key: `Authorization: Bearer ds_live_…`")) },
+  security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "An API key: `Authorization: Bearer dsk_…`")) },
   error: [UnauthorizedError, RateLimitedError]
 }) {}
 

@@ -87,7 +87,7 @@ export class UnauthorizedError extends Schema.Error<UnauthorizedError>("Unauthor
 }, {
   httpApiStatus: 401,
   description:
-    "Missing, malformed, unknown or revoked key. Carries `WWW-Authenticate: Bearer realm=\"dropshelf\"`; reveal and hold endpoints add `SIGN_IN_REQUIRED`."
+    "Missing, malformed, unknown or revoked key. Carries `WWW-Authenticate: Bearer realm=\"dropshelf\"`; reveal and hold endpoints add `SIGN_IN_REQUIRED`. Each one counts against the client's address: past the address's ceiling the answer is 429."
 }) {}
 
 export class UpgradeRequiredError extends Schema.Error<UpgradeRequiredError>("UpgradeRequiredError")({
@@ -154,7 +154,8 @@ export class RateLimitedError extends Schema.Error<RateLimitedError>("RateLimite
   error: body("rate_limited", {})
 }, {
   httpApiStatus: 429,
-  description: "Over the key's per-minute ceiling. Carries `Retry-After` (whole seconds)."
+  description:
+    "Over the key's per-minute ceiling; or the client's address sent more requests with a missing or refused key this minute than the server allows (30 by default), and is then refused, a valid key included, until the minute ends, before any key is read. Carries `Retry-After` (whole seconds); the refusal of an address carries no `X-RateLimit-*`."
 }) {}
 
 export class ServerError extends Schema.Error<ServerError>("ServerError")({

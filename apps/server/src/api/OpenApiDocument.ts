@@ -12,7 +12,7 @@ type Json = Record<string, any>
 const integerHeader = (description: string) => ({ description, schema: { type: "integer" } })
 
 export const RESPONSE_HEADERS: Json = {
-  "X-RateLimit-Limit": integerHeader("The plan's requests per minute for this key."),
+  "X-RateLimit-Limit": integerHeader("The plan's requests per minute for this key. Absent when no valid key was read (a 401, and the 429 to an address over its ceiling of refused keys)."),
   "X-RateLimit-Remaining": integerHeader("Requests left in the current one-minute window, after this one."),
   "X-RateLimit-Reset": integerHeader(
     "Unix time in seconds at which the current window ends (the next wall-clock minute)."

@@ -1,9 +1,10 @@
-import { Clock, Effect, Layer, Redacted } from "effect"
-import { HttpEffect, HttpServerResponse } from "effect/http"
-import { Directory, RateLimiter } from "@dropshelf/core"
+import { Clock, Effect, Layer, Redacted, Result } from "effect"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { type Directory, RateLimiter } from "@dropshelf/core"
 import { ApiKeyAuth, CurrentCaller } from "../api/Api.ts"
 import { RateLimitedError } from "../api/ApiErrors.ts"
-import { type Operation, refuseAs } from "./ErrorMapping.ts"
+import { AddressGate, refusalOf } from "./AddressGate.ts"
+import { type Operation, toApiError } from "./ErrorMapping.ts"
 
 /** Which refusal token a 401 carries: `SIGN_IN_REQUIRED` goes on the reveal and hold endpoints. */
 export const operationOf = (group: string, endpoint: string): Operation =>
@@ -53,23 +54,33 @@ export const countRequest = Effect.fnUntraced(function*(limiter: RateLimiter.Rat
 })
 
 /**
- * Authenticates the Bearer key (the plan is read afresh on every request), then counts the
- * request against the key's window, allowed or not. A 401 happens before counting: there is
- * no key to count. The rate-limit headers are attached to whatever response this request
+ * Authenticates the Bearer key through the address gate (the plan is read afresh on every
+ * request), then counts the request against the key's window, allowed or not. A 401 happens
+ * before counting: there is no key to count, only the address (a 429 past its ceiling, with
+ * `Retry-After` alone). The rate-limit headers are attached to whatever response this request
  * ends with, refusals included. Its span captures no stack trace, like the use cases'
  * (docs/decisions/0505-auth-and-request-costs.md).
  */
 export const ApiKeyAuthLive = Layer.effect(
   ApiKeyAuth,
   Effect.gen(function*() {
-    const directory = yield* Directory.Directory
+    const gate = yield* AddressGate
     const limiter = yield* RateLimiter.RateLimiter
     return ApiKeyAuth.of({
       bearer: Effect.fnUntraced(function*(httpEffect, { credential, endpoint, group }) {
         const secret = Redacted.value(credential)
-        const caller = yield* directory.authenticate(secret === "" ? undefined : secret).pipe(
-          refuseAs(operationOf(group.identifier, endpoint.identifier))
-        )
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const authenticated = yield* Effect.result(gate.authenticate(request, secret === "" ? undefined : secret))
+        if (Result.isFailure(authenticated)) {
+          const failure = authenticated.failure
+          if (failure._tag === "Unauthorized") return yield* toApiError(failure, operationOf(group.identifier, endpoint.identifier))
+          const refusal = refusalOf(failure)
+          yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+            Effect.succeed(HttpServerResponse.setHeaders(response, refusal.headers))
+          )
+          return yield* new RateLimitedError({ error: refusal.fields })
+        }
+        const caller = authenticated.success
         const { headers, rate, refusal } = yield* countRequest(limiter, caller)
         yield* HttpEffect.appendPreResponseHandler((_request, response) =>
           Effect.succeed(HttpServerResponse.setHeaders(response, headers))

@@ -1,12 +1,13 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Cause, Clock, Effect } from "effect"
+import { Cause, Clock, Effect, Result } from "effect"
 import { ByteSize } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import type * as SchemaIssue from "effect/SchemaIssue"
-import { ApiKey, Directory, ListQuery, Quote, RateLimiter } from "@dropshelf/core"
+import { ApiKey, ListQuery, Quote, RateLimiter } from "@dropshelf/core"
 import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
+import { AddressGate, refusalOf } from "./AddressGate.ts"
 import { bearerOf, countRequest } from "./ApiKeyAuth.ts"
 
 /*
@@ -222,13 +223,22 @@ export const boundary = <E, R>(
   /**
    * An answer given before any handler read the key (405, 413, an unknown route) still counts
    * against a valid key and carries its rate-limit headers, as every keyed response does; over
-   * the limit it is the 429 any other request would get.
+   * the limit it is the 429 any other request would get. A refused key counts against the
+   * address, as on every path that reads a key.
    */
-  const counted = Effect.fnUntraced(function*(secret: string, response: HttpServerResponse.HttpServerResponse) {
-    const directory = yield* Directory.Directory
-    const caller = yield* Effect.option(directory.authenticate(secret))
-    if (caller._tag === "None") return response
-    const { headers, refusal } = yield* countRequest(yield* RateLimiter.RateLimiter, caller.value)
+  const counted = Effect.fnUntraced(function*(
+    request: HttpServerRequest.HttpServerRequest,
+    secret: string,
+    response: HttpServerResponse.HttpServerResponse
+  ) {
+    const gate = yield* AddressGate
+    const caller = yield* Effect.result(gate.authenticate(request, secret))
+    if (Result.isFailure(caller)) {
+      if (caller.failure._tag === "Unauthorized") return response
+      const refusal = refusalOf(caller.failure)
+      return errorResponse(429, refusal.fields, refusal.headers)
+    }
+    const { headers, refusal } = yield* countRequest(yield* RateLimiter.RateLimiter, caller.success)
     return refusal === undefined ? HttpServerResponse.setHeaders(response, headers) : errorResponse(429, refusal, headers)
   })
 
@@ -268,7 +278,7 @@ export const boundary = <E, R>(
     response = enveloped(response, pathname)
     if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", WWW_AUTHENTICATE)
     if (beforeHandler && secret !== undefined && isKeyed(pathname)) {
-      response = yield* counted(secret, response)
+      response = yield* counted(request, secret, response)
     }
     const finished = yield* Clock.currentTimeMillis
     const line = `${method} ${pathname} ${response.status}`

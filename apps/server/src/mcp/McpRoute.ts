@@ -4,6 +4,7 @@ import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/h
 import { Directory, Quote, RateLimiter } from "@dropshelf/core"
 import { API_VERSION } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
+import { AddressGate, refusalOf } from "../http/AddressGate.ts"
 import { bearerOf, rateLimitHeaders } from "../http/ApiKeyAuth.ts"
 import { errorResponse, WWW_AUTHENTICATE } from "../http/Boundary.ts"
 import { toApiError } from "../http/ErrorMapping.ts"
@@ -12,7 +13,8 @@ import { TOOLS, type ToolDefinition } from "./Tools.ts"
 /*
  * The MCP endpoint: Streamable HTTP at `/mcp`, stateless (no session; every POST stands
  * alone, so any instance behind a load balancer can answer it). Each POST is authenticated
- * with the same Bearer keys as the REST API and counted against the same per-key
+ * with the same Bearer keys as the REST API, through the same address gate (refused keys are
+ * limited per client address), and counted against the same per-key
  * `RateLimiter` window, before the MCP SDK sees it: once, and once more for every tool call
  * after the first that a JSON-RPC batch carries, so a batch is no way around the limit. Tool
  * refusals are tool results with `isError: true` carrying the REST error envelope, built by
@@ -145,11 +147,20 @@ const exchange = async (call: CallContext, url: string, headers: Record<string, 
   }
 }
 
-const handle = (directory: Directory.Directory["Service"], limiter: RateLimiter.RateLimiter["Service"]) =>
+const handle = (
+  directory: Directory.Directory["Service"],
+  limiter: RateLimiter.RateLimiter["Service"],
+  gate: AddressGate["Service"]
+) =>
   Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
-    const authenticated = yield* Effect.result(directory.authenticate(bearerOf(request.headers.authorization)))
+    const authenticated = yield* Effect.result(gate.authenticate(request, bearerOf(request.headers.authorization)))
     if (Result.isFailure(authenticated)) {
-      return errorResponse(401, toApiError(authenticated.failure, "read").error, { "www-authenticate": WWW_AUTHENTICATE })
+      const failure = authenticated.failure
+      if (failure._tag === "AddressLimited") {
+        const refusal = refusalOf(failure)
+        return errorResponse(429, refusal.fields, refusal.headers)
+      }
+      return errorResponse(401, toApiError(failure, "read").error, { "www-authenticate": WWW_AUTHENTICATE })
     }
     const caller = authenticated.success
     // One count per POST, in the same window as the key's REST requests; a batch's later tool calls count again (admit).
@@ -195,11 +206,12 @@ const handle = (directory: Directory.Directory["Service"], limiter: RateLimiter.
     return HttpServerResponse.setHeaders(HttpServerResponse.fromWeb(response), rateLimitHeaders(last.rate, last.now))
   })
 
-/** The `/mcp` route; needs `Directory` and `RateLimiter`, the same instances the REST routes use. */
+/** The `/mcp` route; needs `Directory`, `RateLimiter` and `AddressGate`, the same instances the REST routes use. */
 export const McpRoute = Layer.unwrap(Effect.gen(function*() {
   const directory = yield* Directory.Directory
   const limiter = yield* RateLimiter.RateLimiter
+  const gate = yield* AddressGate
   // POST only: stateless, so no server-initiated stream (GET) and no session to delete (DELETE);
   // the boundary answers other methods 405.
-  return HttpRouter.add("POST", MCP_PATH, handle(directory, limiter))
+  return HttpRouter.add("POST", MCP_PATH, handle(directory, limiter, gate))
 }))

@@ -5,6 +5,7 @@ import type { Instant } from "../domain/Time.ts"
 import type { AccountRecord } from "./AccountStore.ts"
 
 export interface KeyRecord {
+  /** `key_` and letters or digits: never a name the rate limiter counts anything else under. */
   readonly id: KeyId
   readonly accountId: string
   readonly name: string
@@ -31,6 +32,8 @@ export class KeyStore extends Context.Service<KeyStore, {
   readonly findByDigest: (
     digest: string
   ) => Effect.Effect<{ readonly key: KeyRecord; readonly account: AccountRecord } | undefined>
+  /** Whether any unrevoked key's prefix starts with `start` (taken literally, not as a pattern). */
+  readonly anyLiveWithPrefix: (start: string) => Effect.Effect<boolean>
   readonly touch: (id: KeyId, at: Instant) => Effect.Effect<void>
   readonly revoke: (prefix: string, at: Instant) => Effect.Effect<KeyRecord, KeyNotFound>
 }>()("@dropshelf/core/KeyStore") {}

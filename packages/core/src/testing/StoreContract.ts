@@ -557,5 +557,40 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.deepStrictEqual(yield* Effect.flip(keys.revoke("ds_live_nosuch00", T0)), new Errors.KeyNotFound({ prefix: "ds_live_nosuch00" }))
         assert.strictEqual(yield* keys.findByDigest("digest-unknown"), undefined)
       })))
+
+    it.live("a key's id is key_ and letters or digits: the rate limiter's other counters cannot share its name", () =>
+      run(Effect.gen(function*() {
+        const accounts = yield* AccountStore
+        const keys = yield* KeyStore
+        const account = yield* accounts.create({ name: "Ids", plan: "business", at: T0 })
+        for (let n = 0; n < 3; n++) {
+          const key = yield* keys.create({ accountId: account.id, name: "k", prefix: `dsk_idshape${n}`, digest: `id-digest-${n}`, liveLimit: 10, at: T0 })
+          assert.match(key.id, /^key_[A-Za-z0-9]+$/)
+        }
+      })))
+
+    it.live("whether any unrevoked key's prefix starts with a text, taken literally", () =>
+      run(Effect.gen(function*() {
+        const accounts = yield* AccountStore
+        const keys = yield* KeyStore
+        const account = yield* accounts.create({ name: "Formats", plan: "business", at: T0 })
+        const make = (prefix: string) =>
+          keys.create({ accountId: account.id, name: prefix, prefix, digest: `digest-${prefix}`, liveLimit: 10, at: T0 })
+        assert.isFalse(yield* keys.anyLiveWithPrefix("ds_live_"))
+        // `_` and `%` are LIKE wildcards: a store that matched a pattern would count these.
+        yield* make("dsXliveXabcd1234")
+        yield* make("ds%live_abcd1234")
+        yield* make("dsk_abcd1234")
+        assert.isFalse(yield* keys.anyLiveWithPrefix("ds_live_"))
+        assert.isTrue(yield* keys.anyLiveWithPrefix("dsk_"))
+        yield* make("ds_live_old00001")
+        yield* make("ds_live_old00002")
+        assert.isTrue(yield* keys.anyLiveWithPrefix("ds_live_"))
+        yield* keys.revoke("ds_live_old00001", T0 + 1)
+        assert.isTrue(yield* keys.anyLiveWithPrefix("ds_live_"))
+        yield* keys.revoke("ds_live_old00002", T0 + 2)
+        assert.isFalse(yield* keys.anyLiveWithPrefix("ds_live_"))
+        assert.isTrue(yield* keys.anyLiveWithPrefix("dsk_"))
+      })))
   })
 }
