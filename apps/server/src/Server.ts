@@ -7,7 +7,7 @@ import type { Directory, RateLimiter } from "@dropshelf/core"
 import { DropshelfApi } from "./api/Api.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { boundary } from "./http/Boundary.ts"
-import { answerClientError } from "./http/ClientError.ts"
+import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
 
@@ -67,7 +67,7 @@ export const layer = (
     )
   ).pipe(
     Layer.provide(AccessLog.layer(options.logger)),
-    Layer.provideMerge(NodeHttpServer.layer(() => createServer(deadlines(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)).on("clientError", answerClientError), {
+    Layer.provideMerge(NodeHttpServer.layer(() => nodeServer(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS), {
       port: options.port,
       host: options.host ?? "127.0.0.1",
       gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(20)
@@ -75,6 +75,24 @@ export const layer = (
   )
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
+/**
+ * Node's HTTP server, with the answers Node would give in its own way turned into the
+ * envelope (decision 0200): a request it cannot parse (`clientError`), CONNECT, and a request
+ * without `Host`, which the boundary refuses instead (Node's own check answers a bodyless
+ * 400). An `Expect` other than `100-continue` is served as if absent rather than Node's bare
+ * 417.
+ */
+const nodeServer = (requestTimeoutMs: number) => {
+  const server = createServer({ ...deadlines(requestTimeoutMs), requireHostHeader: false })
+    .on("clientError", answerClientError)
+    .on("connect", answerConnect)
+    .on("checkExpectation", (request, response) => server.emit("request", request, response))
+  // A client that half-closes once its request is sent is answered, then the socket is closed;
+  // by default Node closes it at once and drops the answer of a route that is not yet done.
+  ;(server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true
+  return server
+}
 
 /**
  * Node's own deadlines: the whole request within `requestTimeoutMs` (a client that trickles its
