@@ -1,7 +1,8 @@
 /**
- * Requests that `fetch` would never send, spoken over raw sockets against the real server on
- * every storage adapter: every answer is the JSON envelope with `Access-Control-Allow-Origin: *`
- * when it refuses, and a request whose valid key was read carries the rate-limit headers.
+ * The edges of HTTP against the real server on every storage adapter, mostly over raw sockets
+ * (requests `fetch` would never send): every refusal is the JSON envelope with
+ * `Access-Control-Allow-Origin: *`, and a request whose valid key was read carries the
+ * rate-limit headers and counts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
@@ -53,6 +54,18 @@ for (const adapter of adapters) {
       // HTTP/1.0 has no Host requirement.
       const old = await rawExchange(server.base, "GET /healthz HTTP/1.0\r\n\r\n")
       expect(old?.status).toBe(200)
+    })
+
+    it("an id longer than the router takes is 404 not_found, counted with the rate-limit headers like any unrouted path", async () => {
+      const key = await account(server, "pro", "long-id")
+      const before = await remainingOf(key.secret)
+      for (const [method, path] of [["GET", `/api/v1/domains/${"x".repeat(1_000)}`], ["DELETE", `/api/v1/holds/${"h".repeat(1_000)}`]] as const) {
+        const answer = await call(server, method, path, { key: key.secret })
+        expect(answer.status, method).toBe(404)
+        expect(answer.body.error.code, method).toBe("not_found")
+        expect(answer.headers.get("x-ratelimit-limit"), method).toBe("60")
+      }
+      expect(await remainingOf(key.secret)).toBe(before - 3)
     })
 
     it("an OPTIONS with a valid key counts and carries the rate-limit headers; the plain preflight stays uncounted", async () => {

@@ -151,7 +151,8 @@ const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpS
     const value = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
     if (value === undefined) continue
     if (HttpServerError.isHttpServerError(value) && value.reason._tag === "RouteNotFound") {
-      return { response: noRoute(pathnameOf(request.url)) }
+      // Also a known path whose parameter is longer than the router takes: no handler ran.
+      return { response: noRoute(pathnameOf(request.url)), unrouted: true }
     }
     if (isBodyTooLarge(value)) return { response: tooLarge() }
     if (HttpApiError.HttpApiSchemaError.is(value) && value.kind !== "Body" && value.kind !== "ResponseHeaders") {
@@ -271,6 +272,7 @@ export const boundary = <E, R>(
           const answer = fromCause(cause, request)
           fault = answer.fault
           abandoned = answer.abandoned === true
+          if (answer.unrouted === true) beforeHandler = true
           return Effect.succeed(answer.response)
         })
       )
