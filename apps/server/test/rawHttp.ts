@@ -20,8 +20,8 @@ export interface RawOptions {
   readonly timeoutMs?: number | undefined
 }
 
-/** The first response in `bytes`, once complete: by `Content-Length`, chunked, or up to the close. */
-const parse = (bytes: Buffer, closed: boolean): RawAnswer | undefined => {
+/** The first response in `bytes`, once complete: by `Content-Length`, chunked, or up to the close; none to HEAD. */
+const parse = (bytes: Buffer, closed: boolean, head: boolean): RawAnswer | undefined => {
   const end = bytes.indexOf("\r\n\r\n")
   if (end === -1) return undefined
   const [statusLine = "", ...lines] = bytes.subarray(0, end).toString("latin1").split("\r\n")
@@ -32,7 +32,8 @@ const parse = (bytes: Buffer, closed: boolean): RawAnswer | undefined => {
     headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
   }
   // An interim answer (100 Continue) is not the response.
-  if (status === 100) return parse(bytes.subarray(end + 4), closed)
+  if (status === 100) return parse(bytes.subarray(end + 4), closed, head)
+  if (head || status === 204 || status === 304) return { status, headers, text: "" }
   const body = bytes.subarray(end + 4)
   if (headers["content-length"] !== undefined) {
     const length = Number(headers["content-length"])
@@ -51,7 +52,6 @@ const parse = (bytes: Buffer, closed: boolean): RawAnswer | undefined => {
       at = lineEnd + 2 + size + 2
     }
   }
-  if (status === 204 || status === 304) return { status, headers, text: "" }
   return closed ? { status, headers, text: body.toString("utf8") } : undefined
 }
 
@@ -63,6 +63,7 @@ export const rawExchange = (base: string, request: string | Buffer, options: Raw
   new Promise((resolve, reject) => {
     const { hostname, port } = new URL(base)
     const bytes = typeof request === "string" ? Buffer.from(request, "latin1") : request
+    const head = bytes.subarray(0, 5).toString("latin1") === "HEAD "
     let received = Buffer.alloc(0)
     let settled = false
     const settle = (answer: RawAnswer | undefined, error?: Error) => {
@@ -94,9 +95,9 @@ export const rawExchange = (base: string, request: string | Buffer, options: Raw
     })
     socket.on("data", (chunk: Buffer) => {
       received = Buffer.concat([received, chunk])
-      const answer = parse(received, false)
+      const answer = parse(received, false, head)
       if (answer !== undefined) settle(answer)
     })
     socket.on("error", () => {})
-    socket.on("close", () => settle(parse(received, true)))
+    socket.on("close", () => settle(parse(received, true, head)))
   })
