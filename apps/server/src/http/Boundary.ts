@@ -291,16 +291,19 @@ export const boundary = <E, R>(
    * keyed path is counted like any other request and carries the rate-limit headers (over the
    * limit, the 429 with the preflight's CORS headers); a preflight without a key is unchanged.
    */
-  return Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const secret = request.method === "OPTIONS" ? bearerOf(request.headers.authorization) : undefined
-    const pathname = pathnameOf(request.url)
-    if (secret === undefined || !isKeyed(pathname)) return yield* served
+  const keyedOptions = Effect.fnUntraced(function*(secret: string, pathname: string) {
     const started = yield* Clock.currentTimeMillis
     const preflight = yield* served
     const response = HttpServerResponse.setHeaders(yield* counted(secret, preflight), preflight.headers)
-    yield* logAnswer({ method: request.method, pathname, status: response.status, started, secret, abandoned: false, fault: undefined })
+    yield* logAnswer({ method: "OPTIONS", pathname, status: response.status, started, secret, abandoned: false, fault: undefined })
     return response
+  })
+
+  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    if (request.method !== "OPTIONS") return served
+    const secret = bearerOf(request.headers.authorization)
+    const pathname = pathnameOf(request.url)
+    return secret === undefined || !isKeyed(pathname) ? served : keyedOptions(secret, pathname)
   })
 }
 
