@@ -81,16 +81,13 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
  * envelope (decision 0200): a request it cannot parse (`clientError`), CONNECT, and a request
  * without `Host`, which the boundary refuses instead (Node's own check answers a bodyless
  * 400). An `Expect` other than `100-continue` is served as if absent rather than Node's bare
- * 417.
+ * 417. A client that half-closes is taken to have gone, as Node does (decision 0200).
  */
 const nodeServer = (requestTimeoutMs: number) => {
   const server = createServer({ ...deadlines(requestTimeoutMs), requireHostHeader: false })
     .on("clientError", answerClientError)
     .on("connect", answerConnect)
     .on("checkExpectation", (request, response) => server.emit("request", request, response))
-  // A client that half-closes once its request is sent is answered, then the socket is closed;
-  // by default Node closes it at once and drops the answer of a route that is not yet done.
-  ;(server as typeof server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true
   return server
 }
 
