@@ -9,6 +9,8 @@
  *   Node-level refusals of broken HTTP), and never a 5xx;
  * - a refusal is the JSON envelope, and every answer carries `Access-Control-Allow-Origin: *`;
  * - a request with a valid key to `/api/v1` carries the rate-limit headers;
+ * - a half-closed request is answered, or, when its FIN came first, taken as a client that went
+ *   away (no answer, but it reached the log; decision 0200);
  * - no canary name the caller may not read appears anywhere in the answer: seeded listings the
  *   caller has not revealed (regular and featured, on plans with a reveal ceiling), one held by
  *   another account, one newer than the plan's access delay, one delisted.
