@@ -9,7 +9,7 @@ import { DropshelfApi } from "./api/Api.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { boundary } from "./http/Boundary.ts"
-import { answerClientError } from "./http/ClientError.ts"
+import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
 
@@ -80,7 +80,7 @@ export const layer = (
   ).pipe(
     Layer.provide(AddressGate.layer(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE)),
     Layer.provide(AccessLog.layer(options.logger)),
-    Layer.provideMerge(NodeHttpServer.layer(() => createServer(deadlines(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS)).on("clientError", answerClientError), {
+    Layer.provideMerge(NodeHttpServer.layer(() => nodeServer(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS), {
       port: options.port,
       host: options.host ?? "127.0.0.1",
       gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(20)
@@ -93,6 +93,21 @@ const behindProxies = (trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>) =>
   trustedProxies.length === 0 ? app : HttpMiddleware.xForwardedHeaders({ trustedProxies })(app)
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
+/**
+ * Node's HTTP server, with the answers Node would give in its own way turned into the
+ * envelope (decision 0200): a request it cannot parse (`clientError`), CONNECT, and a request
+ * without `Host`, which the boundary refuses instead (Node's own check answers a bodyless
+ * 400). An `Expect` other than `100-continue` is served as if absent rather than Node's bare
+ * 417. A client that half-closes is taken to have gone, as Node does (decision 0200).
+ */
+const nodeServer = (requestTimeoutMs: number) => {
+  const server = createServer({ ...deadlines(requestTimeoutMs), requireHostHeader: false })
+    .on("clientError", answerClientError)
+    .on("connect", answerConnect)
+    .on("checkExpectation", (request, response) => server.emit("request", request, response))
+  return server
+}
 
 /**
  * Node's own deadlines: the whole request within `requestTimeoutMs` (a client that trickles its

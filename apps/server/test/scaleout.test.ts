@@ -1,16 +1,17 @@
 /**
  * Several instances behind one load balancer: three real `dropshelf serve` processes on one
  * PostgreSQL database and one Redis share one rate-limit counter per key. And with Redis
- * unreachable a server still starts, limits in its own process and says so once.
+ * unreachable a server still starts, limits in its own process and says so once; with a Redis
+ * of the test's own stopped and started again under load, it goes back to Redis by itself.
  *
  * The three-instance test needs DATABASE_URL (a fresh database is created on that server and
  * dropped afterwards) and REDIS_URL; without them it is skipped, and its name says why.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
+import { delimiter, dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -228,4 +229,145 @@ describe("Redis unreachable", () => {
     const fallbackLines = instance.output().split("\n").filter((line) => /Redis unreachable/.test(line))
     expect(fallbackLines, instance.output().slice(0, 2000)).toHaveLength(1)
   }, 120_000)
+})
+
+/** An executable on PATH, or undefined. */
+const onPath = (name: string) =>
+  (process.env.PATH ?? "").split(delimiter).map((dir) => join(dir, name)).find((file) => existsSync(file))
+
+const redisServerBinary = onPath("redis-server")
+const redisCliBinary = onPath("redis-cli")
+const skipOutage = redisServerBinary === undefined || redisCliBinary === undefined
+  ? "needs redis-server and redis-cli on PATH (a private Redis is started and killed)"
+  : undefined
+if (skipOutage !== undefined) console.info(`scaleout: the Redis outage test is skipped: it ${skipOutage}`)
+
+/** A Redis of the test's own on `port` (never the machine's shared one), nothing persisted. */
+const startRedis = async (port: number, dir: string) => {
+  const child = spawn(redisServerBinary!, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
+  const exited = new Promise<void>((resolveExit) => child.on("close", () => resolveExit()))
+  const deadline = Date.now() + 15_000
+  while (!/Ready to accept connections/.test(output)) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited ${child.exitCode}: ${output}`)
+    if (Date.now() > deadline) throw new Error(`redis-server did not start: ${output}`)
+    await new Promise((wake) => setTimeout(wake, 50))
+  }
+  return {
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      await exited
+    }
+  }
+}
+
+/** The rate-limit counters a Redis holds: key name → count. */
+const countersIn = (port: number): Promise<Record<string, number>> =>
+  new Promise((resolveCounters, reject) => {
+    const script = "local out = {} for _, k in ipairs(redis.call('KEYS', ARGV[1])) do table.insert(out, k) table.insert(out, redis.call('GET', k)) end return out"
+    const child = spawn(redisCliBinary!, ["-p", String(port), "--raw", "EVAL", script, "0", "dropshelf:ratelimit:*"], { stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.on("error", reject)
+    child.on("close", () => {
+      const lines = stdout.split("\n").filter((line) => line !== "")
+      const counters: Record<string, number> = {}
+      for (let i = 0; i + 1 < lines.length; i += 2) counters[lines[i]!] = Number(lines[i + 1])
+      resolveCounters(counters)
+    })
+  })
+
+describe.skipIf(skipOutage !== undefined)(`Redis stopped and started again under load${skipOutage !== undefined ? ` (skipped: ${skipOutage})` : ""}`, () => {
+  let dir: string | undefined
+  let instance: Instance | undefined
+  let redis: { kill: () => Promise<void> } | undefined
+
+  afterAll(async () => {
+    await instance?.stop()
+    await redis?.kill()
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  }, 60_000)
+
+  it("Redis down at start-up, then killed and restarted under load: no 5xx, no crash, limits per instance meanwhile, shared counting whenever it answers, without a restart", async () => {
+    dir = mkdtempSync(join(tmpdir(), "dropshelf-redis-outage-"))
+    // Embedded storage, so this runs everywhere; the storage plays no part in the counting.
+    const storage = { DROPSHELF_DATA_DIR: join(dir, "data") }
+    const created = await cli(["accounts", "create", "--name", "outage", "--plan", "pro"], storage)
+    const keyOf = async (name: string) => (await cli(["keys", "create", created.id, "--name", name], storage)).key as string
+    // `shared` is measured before the outage and then carries the load; `during` is spent while Redis is down.
+    const keys = { shared: await keyOf("shared"), during: await keyOf("during") }
+    const redisPort = await freePort()
+    // Nothing listens on the port yet: the server starts counting in its own process.
+    instance = await serve({ ...storage, REDIS_URL: `redis://127.0.0.1:${redisPort}` })
+    const get = async (key: string) => {
+      const response = await fetch(`${instance!.base}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } })
+      await response.arrayBuffer()
+      return { status: response.status, remaining: response.headers.get("x-ratelimit-remaining"), reset: response.headers.get("x-ratelimit-reset") }
+    }
+    const logged = (pattern: RegExp) => instance!.output().split("\n").filter((line) => pattern.test(line))
+    const until = async (what: string, done: () => boolean) => {
+      const deadline = Date.now() + 30_000
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error(`${what} did not happen: ${instance!.output().slice(-2000)}`)
+        await new Promise((wake) => setTimeout(wake, 100))
+      }
+    }
+    /** Requests of `key` that reached Redis's counters: the counters' growth while only `key` is used. */
+    const countedInRedis = async (key: string, requests: number) => {
+      const before = await countersIn(redisPort)
+      for (let i = 0; i < requests; i++) expect((await get(key)).status).toBe(200)
+      const after = await countersIn(redisPort)
+      return Object.entries(after).reduce((sum, [name, count]) => sum + count - (before[name] ?? 0), 0)
+    }
+    expect(logged(/Redis unreachable at start-up/)).toHaveLength(1)
+    expect((await get(keys.shared)).status).toBe(200)
+
+    redis = await startRedis(redisPort, dir)
+    await until("the switch to Redis once it is up", () => logged(/Redis answers again/).length === 1)
+    expect(await countedInRedis(keys.shared, 3)).toBe(3)
+
+    // Load throughout: four clients, one request after another.
+    const statuses: Array<number> = []
+    const failures: Array<string> = []
+    let loading = true
+    const load = Promise.all(Array.from({ length: 4 }, async () => {
+      while (loading) {
+        try {
+          statuses.push((await get(keys.shared)).status)
+        } catch (error) {
+          failures.push(String(error))
+        }
+        await new Promise((wake) => setTimeout(wake, 10))
+      }
+    }))
+
+    await redis.kill()
+    await until("the switch to in-process counting", () => logged(/Redis unreachable: counting/).length === 1)
+    // Limits still hold, per instance: one window's worth, then 429.
+    await awayFromMinuteEdge(10)
+    const during = []
+    for (let i = 0; i < 61; i++) during.push(await get(keys.during))
+    expect(new Set(during.map((answer) => answer.reset)).size, "the burst stayed inside one window").toBe(1)
+    expect(during.map((answer) => answer.status)).toEqual([...Array(60).fill(200), 429])
+    expect(during.map((answer) => answer.remaining)).toEqual([...Array.from({ length: 60 }, (_, i) => String(59 - i)), "0"])
+
+    redis = await startRedis(redisPort, dir)
+    await until("the switch back to Redis", () => logged(/Redis answers again/).length === 2)
+    loading = false
+    await load
+    // Spent in this process's count, but Redis restarted empty: counted there, it has its window again.
+    expect(await countedInRedis(keys.during, 3)).toBe(3)
+
+    expect(failures).toEqual([])
+    expect(statuses.length).toBeGreaterThan(0)
+    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([])
+    expect(instance.child.exitCode).toBeNull()
+    // Each switch is logged once.
+    expect(logged(/Redis unreachable/)).toHaveLength(2)
+    expect(logged(/Redis answers again/)).toHaveLength(2)
+  }, 180_000)
 })

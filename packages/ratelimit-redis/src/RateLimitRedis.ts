@@ -1,6 +1,6 @@
 import { RateLimiter } from "@dropshelf/core"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
-import { Effect, Layer, References } from "effect"
+import { Duration, Effect, Exit, Layer, References, Schedule, Scope } from "effect"
 import { Redis } from "effect/persistence"
 
 /**
@@ -34,7 +34,7 @@ export const REDIS_TIMEOUT_MS = 2_000
 /**
  * The `RateLimiter` port on Redis. When Redis cannot be reached the request is counted by the
  * in-process limiter instead, and the switch is logged once each way: limits stay per key but
- * become per instance until Redis answers again.
+ * become per instance until Redis answers again (decision 0110).
  */
 export const make = Effect.gen(function*() {
   const redis = yield* Redis.Redis
@@ -73,30 +73,57 @@ export const make = Effect.gen(function*() {
   })
 })
 
+/** How often a limiter that found Redis unreachable at start-up tries to connect again. */
+export const RECONNECT_INTERVAL = Duration.seconds(2)
+
+const client = (url: string) =>
+  NodeRedis.layer({
+    url,
+    // Fail commands at once while disconnected instead of queueing them behind a reconnect.
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 2_000 }
+  }).pipe(
+    // The client warns on every reconnect attempt; the limiter logs the outage once instead.
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
+  )
+
 /**
- * The limiter on the Redis at `url`. If Redis is unreachable at start-up the layer falls back to
- * the in-process limiter and says so once.
+ * The limiter on the Redis at `url`; a connected client reconnects by itself after an outage.
+ * If Redis is unreachable at start-up the limiter counts in-process, says so once, and tries to
+ * connect again every `RECONNECT_INTERVAL` until it can, then counts in Redis (decision 0110).
  */
 export const layer = (url: string): Layer.Layer<RateLimiter.RateLimiter> =>
-  Layer.effect(RateLimiter.RateLimiter, make).pipe(
-    Layer.provide(
-      NodeRedis.layer({
-        url,
-        // Fail commands at once while disconnected instead of queueing them behind a reconnect.
-        disableOfflineQueue: true,
-        socket: { connectTimeout: 2_000 }
-      }).pipe(
-        // The client warns on every reconnect attempt; the limiter logs the outage once instead.
-        Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
-      )
-    ),
-    Layer.catchCause((cause) =>
-      Layer.effect(
-        RateLimiter.RateLimiter,
-        Effect.andThen(
-          Effect.logWarning("Redis unreachable at start-up: counting rate limits in this process", String(cause)),
-          RateLimiter.makeInProcess
+  Layer.effect(
+    RateLimiter.RateLimiter,
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      // Each attempt gets a scope of its own, closed when it fails, so a failed client is released.
+      const connect = Effect.gen(function*() {
+        const attempt = yield* Scope.fork(scope)
+        const context = yield* Layer.buildWithScope(client(url), attempt).pipe(
+          Effect.onError((cause) => Scope.close(attempt, Exit.failCause(cause)))
         )
+        return yield* make.pipe(Effect.provideContext(context))
+      })
+      const first = yield* Effect.result(connect)
+      if (first._tag === "Success") return first.success
+      yield* Effect.logWarning("Redis unreachable at start-up: counting rate limits in this process", String(first.failure))
+      const fallback = yield* RateLimiter.makeInProcess
+      let shared: RateLimiter.RateLimiter["Service"] | undefined
+      yield* connect.pipe(
+        Effect.retry(Schedule.spaced(RECONNECT_INTERVAL)),
+        Effect.flatMap((limiter) =>
+          Effect.andThen(
+            Effect.sync(() => {
+              shared = limiter
+            }),
+            Effect.logInfo("Redis answers again: rate limits are shared across instances")
+          )
+        ),
+        Effect.forkIn(scope)
       )
-    )
+      return RateLimiter.RateLimiter.of({
+        hit: (keyId, limit) => shared === undefined ? fallback.hit(keyId, limit) : shared.hit(keyId, limit)
+      })
+    })
   )

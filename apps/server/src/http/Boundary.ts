@@ -131,6 +131,13 @@ const isBodyTooLarge = (value: unknown) =>
   (HttpServerError.isHttpServerError(value) && value.reason._tag === "RequestParseError" &&
     (value.reason as { reason?: string }).reason === "BodyTooLarge")
 
+/** RFC 9112 requires the 400; Node's own check would answer it without a body (decision 0200). */
+const missingHost = () =>
+  errorResponse(400, {
+    code: "invalid_request",
+    message: "An HTTP/1.1 request needs a Host header"
+  }, { connection: "close" })
+
 const serverError = (isReveal: boolean) =>
   errorResponse(500, {
     code: "server_error",
@@ -145,7 +152,8 @@ const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpS
     const value = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
     if (value === undefined) continue
     if (HttpServerError.isHttpServerError(value) && value.reason._tag === "RouteNotFound") {
-      return { response: noRoute(pathnameOf(request.url)) }
+      // Also a known path whose parameter is longer than the router takes: no handler ran.
+      return { response: noRoute(pathnameOf(request.url)), unrouted: true }
     }
     if (isBodyTooLarge(value)) return { response: tooLarge() }
     if (HttpApiError.HttpApiSchemaError.is(value) && value.kind !== "Body" && value.kind !== "ResponseHeaders") {
@@ -242,7 +250,7 @@ export const boundary = <E, R>(
     return refusal === undefined ? HttpServerResponse.setHeaders(response, headers) : errorResponse(429, refusal, headers)
   })
 
-  return cors(Effect.gen(function*() {
+  const served = cors(Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const started = yield* Clock.currentTimeMillis
     const pathname = pathnameOf(request.url)
@@ -253,8 +261,11 @@ export const boundary = <E, R>(
     let abandoned = false
     let beforeHandler = true
     let response: HttpServerResponse.HttpServerResponse
-    // The target as sent: the framework turns an absolute-form one into its path.
-    if (!isCanonical(NodeHttpServerRequest.toIncomingMessage(request).url ?? "", pathname)) {
+    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+    if (incoming.httpVersion === "1.1" && request.headers.host === undefined) {
+      response = missingHost()
+    } else if (!isCanonical(incoming.url ?? "", pathname)) {
+      // The target as sent: the framework turns an absolute-form one into its path.
       response = noRoute(pathname)
     } else if (known !== undefined && !known.methods.includes(method)) {
       response = errorResponse(405, {
@@ -271,6 +282,7 @@ export const boundary = <E, R>(
           const answer = fromCause(cause, request)
           fault = answer.fault
           abandoned = answer.abandoned === true
+          if (answer.unrouted === true) beforeHandler = true
           return Effect.succeed(answer.response)
         })
       )
@@ -280,19 +292,52 @@ export const boundary = <E, R>(
     if (beforeHandler && secret !== undefined && isKeyed(pathname)) {
       response = yield* counted(request, secret, response)
     }
-    const finished = yield* Clock.currentTimeMillis
-    const line = `${method} ${pathname} ${response.status}`
-    yield* (response.status >= 500 && !abandoned ? Effect.logError(line) : Effect.logInfo(line)).pipe(
-      Effect.annotateLogs({
-        method,
-        path: pathname,
-        status: response.status,
-        duration_ms: finished - started,
-        key_prefix: keyPrefixOf(secret),
-        ...(abandoned ? { abandoned: true } : {}),
-        ...(fault !== undefined ? { fault: Cause.pretty(fault) } : {})
-      })
-    )
+    yield* logAnswer({ method, pathname, status: response.status, started, secret, abandoned, fault })
     return response
   }))
+
+  /**
+   * `cors` answers every OPTIONS before the boundary sees it. One that carries a valid key on a
+   * keyed path is counted like any other request and carries the rate-limit headers (over the
+   * limit, the 429 with the preflight's CORS headers); a preflight without a key is unchanged.
+   */
+  const keyedOptions = Effect.fnUntraced(function*(secret: string, pathname: string) {
+    const started = yield* Clock.currentTimeMillis
+    const preflight = yield* served
+    const response = HttpServerResponse.setHeaders(yield* counted(secret, preflight), preflight.headers)
+    yield* logAnswer({ method: "OPTIONS", pathname, status: response.status, started, secret, abandoned: false, fault: undefined })
+    return response
+  })
+
+  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    if (request.method !== "OPTIONS") return served
+    const secret = bearerOf(request.headers.authorization)
+    const pathname = pathnameOf(request.url)
+    return secret === undefined || !isKeyed(pathname) ? served : keyedOptions(secret, pathname)
+  })
 }
+
+/** The request's one log line: `logError` for a 5xx that is ours, `logInfo` otherwise. */
+const logAnswer = Effect.fnUntraced(function*(answer: {
+  readonly method: string
+  readonly pathname: string
+  readonly status: number
+  readonly started: number
+  readonly secret: string | undefined
+  readonly abandoned: boolean
+  readonly fault: Cause.Cause<unknown> | undefined
+}) {
+  const finished = yield* Clock.currentTimeMillis
+  const line = `${answer.method} ${answer.pathname} ${answer.status}`
+  yield* (answer.status >= 500 && !answer.abandoned ? Effect.logError(line) : Effect.logInfo(line)).pipe(
+    Effect.annotateLogs({
+      method: answer.method,
+      path: answer.pathname,
+      status: answer.status,
+      duration_ms: finished - answer.started,
+      key_prefix: keyPrefixOf(answer.secret),
+      ...(answer.abandoned ? { abandoned: true } : {}),
+      ...(answer.fault !== undefined ? { fault: Cause.pretty(answer.fault) } : {})
+    })
+  )
+})
