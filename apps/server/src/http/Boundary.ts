@@ -301,10 +301,10 @@ export const boundary = <E, R>(
    * keyed path is counted like any other request and carries the rate-limit headers (over the
    * limit, the 429 with the preflight's CORS headers); a preflight without a key is unchanged.
    */
-  const keyedOptions = Effect.fnUntraced(function*(secret: string, pathname: string) {
+  const keyedOptions = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, secret: string, pathname: string) {
     const started = yield* Clock.currentTimeMillis
     const preflight = yield* served
-    const response = HttpServerResponse.setHeaders(yield* counted(secret, preflight), preflight.headers)
+    const response = HttpServerResponse.setHeaders(yield* counted(request, secret, preflight), preflight.headers)
     yield* logAnswer({ method: "OPTIONS", pathname, status: response.status, started, secret, abandoned: false, fault: undefined })
     return response
   })
@@ -313,7 +313,7 @@ export const boundary = <E, R>(
     if (request.method !== "OPTIONS") return served
     const secret = bearerOf(request.headers.authorization)
     const pathname = pathnameOf(request.url)
-    return secret === undefined || !isKeyed(pathname) ? served : keyedOptions(secret, pathname)
+    return secret === undefined || !isKeyed(pathname) ? served : keyedOptions(request, secret, pathname)
   })
 }
 
