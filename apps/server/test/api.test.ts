@@ -827,9 +827,18 @@ for (const adapter of adapters) {
         expect(Number.isInteger(retryAfter)).toBe(true)
         expect(retryAfter).toBeGreaterThanOrEqual(1)
         expect(retryAfter).toBeLessThanOrEqual(60)
+        expect(over.body.error.retry_after).toBe(retryAfter)
         expect(over.headers.get("x-ratelimit-limit")).toBe("20")
         expect(over.headers.get("x-ratelimit-remaining")).toBe("0")
         expect(over.headers.get("access-control-allow-origin")).toBe("*")
+        // Refused before any handler (405, no route), the 429 is the same envelope.
+        const tooLarge = { body: "x".repeat(20_000), headers: { "content-type": "application/json" } }
+        for (const [method, path, init] of [["DELETE", "/api/v1/holds/abc", tooLarge], ["GET", "/api/v1/nothing-here", {}]] as const) {
+          const refused = await call(server, method, path, { key: key.secret, ...init })
+          expect(refused.status, `${method} ${path}`).toBe(429)
+          expectEnvelope(refused.body, "rate_limited")
+          expect(refused.body.error.retry_after).toBe(Number(refused.headers.get("retry-after")))
+        }
         const second = await account(server, "free", "burst")
         expect((await call(server, "GET", "/api/v1/me", { key: second.secret })).status).toBe(200)
       })

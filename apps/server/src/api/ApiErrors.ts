@@ -59,6 +59,7 @@ export interface ErrorFields {
   readonly expires_at?: string
   readonly available_at?: string
   readonly limit?: number
+  readonly retry_after?: number
 }
 
 const body = <C extends ErrorCode, const F extends Schema.Struct.Fields>(code: C, extra: F) =>
@@ -151,10 +152,14 @@ export class HeadersTooLargeError extends Schema.Error<HeadersTooLargeError>("He
 }) {}
 
 export class RateLimitedError extends Schema.Error<RateLimitedError>("RateLimitedError")({
-  error: body("rate_limited", {})
+  error: body("rate_limited", {
+    retry_after: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 60 })).annotate({
+      description: "Whole seconds until the window resets: the value of `Retry-After`"
+    })
+  })
 }, {
   httpApiStatus: 429,
-  description: "Over the key's per-minute ceiling. Carries `Retry-After` (whole seconds)."
+  description: "Over the key's per-minute ceiling. Carries `Retry-After` (whole seconds), repeated in the body as `retry_after`."
 }) {}
 
 export class ServerError extends Schema.Error<ServerError>("ServerError")({
