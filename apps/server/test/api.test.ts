@@ -22,7 +22,8 @@ const PATHS = {
   holds: ["/api/v1/holds", "GET, HEAD, OPTIONS"],
   extend: ["/api/v1/holds/abc/extend", "POST, OPTIONS"],
   holdById: ["/api/v1/holds/abc", "DELETE, OPTIONS"],
-  openapi: ["/api/v1/openapi.json", "GET, HEAD, OPTIONS"]
+  openapi: ["/api/v1/openapi.json", "GET, HEAD, OPTIONS"],
+  index: ["/", "GET, HEAD, OPTIONS"]
 } as const
 
 const expectEnvelope = (body: any, code: string) => {
@@ -94,6 +95,32 @@ for (const adapter of adapters) {
         expect(response.body).toEqual({ status: "ok" })
         expect(response.headers.get("x-ratelimit-limit")).toBeNull()
         expect(response.headers.get("access-control-allow-origin")).toBe("*")
+      })
+
+      it("GET / points to the reference, the document and liveness, without a key and without counting", async () => {
+        await awayFromMinuteEdge()
+        const key = await account(server, "free", "index")
+        for (const init of [{}, { key: key.secret }]) {
+          const response = await call(server, "GET", "/", init)
+          expect(response.status).toBe(200)
+          expect(response.headers.get("content-type")).toContain("application/json")
+          expect(response.body).toMatchObject({
+            name: "dropshelf",
+            version: "1.1.0",
+            links: { docs: { href: "/docs" }, openapi: { href: "/api/v1/openapi.json" }, health: { href: "/healthz" } }
+          })
+          expect(response.headers.get("x-ratelimit-limit")).toBeNull()
+          expect(response.headers.get("access-control-allow-origin")).toBe("*")
+        }
+        for (const link of Object.values<{ href: string }>((await call(server, "GET", "/")).body.links)) {
+          const followed = await call(server, "GET", link.href, link.href.startsWith("/api/") ? { key: key.secret } : {})
+          expect(followed.status, link.href).toBe(200)
+        }
+        const me = await call(server, "GET", "/api/v1/me", { key: key.secret })
+        expect(me.body.rate_limit.remaining).toBe(18)
+        const post = await call(server, "POST", "/")
+        expect(post.status).toBe(405)
+        expect(post.headers.get("allow")).toBe("GET, HEAD, OPTIONS")
       })
 
       it("GET /docs is readable without a key", async () => {
@@ -883,6 +910,7 @@ for (const adapter of adapters) {
           Object.entries<any>(item).map(([method, operation]) => ({ path, method, operation })))
         expect(operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
           "DELETE /api/v1/holds/{id}",
+          "GET /",
           "GET /api/v1/domains",
           "GET /api/v1/domains/{id}",
           "GET /api/v1/holds",
@@ -897,7 +925,11 @@ for (const adapter of adapters) {
           "ageMin", "category", "checkedDays", "citabilityMin", "cursor", "featured", "limit", "priceRange", "q", "rd",
           "recommended", "rsMax", "rsMin", "since", "sort", "source", "spam", "tier", "tld"
         ])
-        for (const { operation } of operations) {
+        const index = operations.find(({ path }) => path === "/")!.operation
+        expect(index.security ?? []).toEqual([])
+        expect(index.responses["200"].headers["X-RateLimit-Limit"]).toBeUndefined()
+        for (const { operation, path } of operations) {
+          if (path === "/") continue
           expect(operation.security).toEqual([{ bearer: [] }])
           for (const status of ["401", "405", "429", "500"]) expect(operation.responses[status]).toBeDefined()
           expect(operation.responses["401"].headers["WWW-Authenticate"]).toBeDefined()

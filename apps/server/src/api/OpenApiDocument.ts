@@ -50,13 +50,15 @@ export const finishDocument = (spec: Json): Json => {
     for (const [method, operation] of Object.entries<Json>(pathItem)) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
       if (method === "delete" && operation.requestBody !== undefined) operation.requestBody.required = false
+      // An operation without a key (`GET /`) is never counted, so it never carries the rate-limit headers.
+      const keyed = Array.isArray(operation.security) && operation.security.length > 0
       for (const parameter of operation.parameters ?? []) {
         const type = parameter.in === "query" ? spelledType(parameter.schema) : undefined
         if (type !== undefined) parameter.schema = { ...type, description: parameter.schema?.description }
       }
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         const headers: Json = { ...(response.headers ?? {}), "Access-Control-Allow-Origin": ref("Access-Control-Allow-Origin") }
-        if (!UNCOUNTED.has(status)) {
+        if (keyed && !UNCOUNTED.has(status)) {
           headers["X-RateLimit-Limit"] = ref("X-RateLimit-Limit")
           headers["X-RateLimit-Remaining"] = ref("X-RateLimit-Remaining")
           headers["X-RateLimit-Reset"] = ref("X-RateLimit-Reset")
