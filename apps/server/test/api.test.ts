@@ -905,7 +905,8 @@ for (const adapter of adapters) {
         const result = await new Validator().validate(spec)
         expect(result.errors ?? []).toEqual([])
         expect(result.valid).toBe(true)
-        expect(spec.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "Bearer" })
+        // Lower case, as OpenAPI's own examples: the reference page reads any other spelling as Basic.
+        expect(spec.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
         const operations = Object.entries<any>(spec.paths).flatMap(([path, item]) =>
           Object.entries<any>(item).map(([method, operation]) => ({ path, method, operation })))
         expect(operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
@@ -938,6 +939,35 @@ for (const adapter of adapters) {
         }
         const end = operations.find(({ method }) => method === "delete")!.operation
         expect(end.requestBody.required).toBe(false)
+        const tooMany = operations.find(({ path }) => path === "/api/v1/me")!.operation.responses["429"].content["application/json"].schema
+        const tooManyBody = tooMany.$ref === undefined ? tooMany : spec.components.schemas[tooMany.$ref.split("/").pop()]
+        expect(tooManyBody.properties.error.required).toContain("retry_after")
+        expect(tooManyBody.properties.error.properties.retry_after).toMatchObject({ type: "integer", minimum: 1, maximum: 60 })
+      })
+
+      it("every integer of a response carries its real range", () => {
+        expect(spec).toBeDefined()
+        const integers: Array<[string, any]> = []
+        const walk = (value: any, path: string) => {
+          if (typeof value !== "object" || value === null) return
+          if (value.type === "integer") integers.push([path, value])
+          for (const [key, inner] of Object.entries(value)) walk(inner, `${path}/${key}`)
+        }
+        walk(spec.components, "#/components")
+        expect(integers.length).toBeGreaterThan(20)
+        for (const [path, schema] of integers) {
+          expect(schema.minimum, path).toBeGreaterThanOrEqual(0)
+        }
+        const listing = spec.components.schemas.Listing.properties
+        for (const field of ["estimated_value_cents", "word_count"]) expect(listing[field].minimum, field).toBe(0)
+        expect(listing.age_years.anyOf[0].minimum).toBe(0)
+        for (const end of ["low", "high"]) expect(listing.directory_score.properties[end]).toMatchObject({ minimum: 0, maximum: 100 })
+        const me = spec.components.schemas.Me.properties
+        expect(me.rate_limit.properties.limit.minimum).toBe(1)
+        expect(me.rate_limit.properties.remaining.minimum).toBe(0)
+        expect(me.reveals.properties.used.minimum).toBe(0)
+        const holds = spec.components.schemas.HoldResponse.properties.holds.properties
+        for (const field of ["active", "hold_hours", "limit"]) expect(holds[field].minimum, field).toBe(0)
       })
 
       it("every response the tests received conforms to the document", () => {

@@ -36,7 +36,9 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, {
   provides: CurrentCaller
 }>()("@dropshelf/server/ApiKeyAuth", {
   requiredForClient: true,
-  security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "An API key: `Authorization: Bearer ds_live_…`")) },
+  // `bearer` in lower case, as OpenAPI's examples spell it: the API reference page takes any
+  // other spelling for Basic and writes its snippets that way. Reading the header ignores case.
+  security: { bearer: HttpApiSecurity.http({ scheme: "bearer" }).pipe(HttpApiSecurity.annotate(OpenApi.Description, "An API key: `Authorization: Bearer ds_live_…`")) },
   error: [UnauthorizedError, RateLimitedError]
 }) {}
 

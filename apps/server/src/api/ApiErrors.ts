@@ -109,7 +109,7 @@ export class ForbiddenError extends Schema.Error<ForbiddenError>("ForbiddenError
     hold_code: holdCode,
     expires_at: Schema.optionalKey(Timestamp.annotate({ description: "With HELD_BY_OTHER: when the listing frees up" })),
     available_at: Schema.optionalKey(Timestamp.annotate({ description: "With HOLD_COOLDOWN: end of the cooldown" })),
-    limit: Schema.optionalKey(Schema.Int.annotate({ description: "With HOLD_CAP_REACHED: the plan's ceiling" }))
+    limit: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "With HOLD_CAP_REACHED: the plan's ceiling" }))
   })
 }, {
   httpApiStatus: 403,

@@ -9,15 +9,19 @@ import { ListQuery } from "@dropshelf/core"
 
 type Json = Record<string, any>
 
-const integerHeader = (description: string) => ({ description, schema: { type: "integer" } })
+const integerHeader = (description: string, bounds: { readonly minimum: number; readonly maximum?: number }) => ({
+  description,
+  schema: { type: "integer", ...bounds }
+})
 
 export const RESPONSE_HEADERS: Json = {
-  "X-RateLimit-Limit": integerHeader("The plan's requests per minute for this key."),
-  "X-RateLimit-Remaining": integerHeader("Requests left in the current one-minute window, after this one."),
+  "X-RateLimit-Limit": integerHeader("The plan's requests per minute for this key.", { minimum: 1 }),
+  "X-RateLimit-Remaining": integerHeader("Requests left in the current one-minute window, after this one.", { minimum: 0 }),
   "X-RateLimit-Reset": integerHeader(
-    "Unix time in seconds at which the current window ends (the next wall-clock minute)."
+    "Unix time in seconds at which the current window ends (the next wall-clock minute).",
+    { minimum: 0 }
   ),
-  "Retry-After": integerHeader("Whole seconds (at least 1) until the window resets."),
+  "Retry-After": integerHeader("Whole seconds (at least 1) until the window resets.", { minimum: 1, maximum: 60 }),
   "WWW-Authenticate": { description: "Always `Bearer realm=\"dropshelf\"`.", schema: { type: "string" } },
   Allow: { description: "The methods this path implements.", schema: { type: "string" } },
   "Access-Control-Allow-Origin": { description: "Always `*`.", schema: { type: "string", const: "*" } }
