@@ -444,6 +444,9 @@ for (const adapter of adapters) {
           ["since=yesterday", "since", "ISO 8601"],
           ["cursor=not-a-cursor", "cursor", "next_cursor"],
           ["category=no-such-category", "category", "no-such-category"],
+          ["category=tech,no-such-category", "category", "carry: tech;"],
+          ["source=no-such-source", "source", "carry: test;"],
+          ["source=test,no-such-source", "source", "no-such-source"],
           ["spam=low&spam=moderate", "spam", "once"],
           ["q=a%00b", "q", "NUL"]
         ]
@@ -453,6 +456,12 @@ for (const adapter of adapters) {
           expectEnvelope(response.body, "invalid_request")
           expect(response.body.error.message, query).toContain(parameter)
           expect(response.body.error.message, query).toContain(accepts)
+          expect(response.body.error.parameter, query).toBe(parameter)
+        }
+        for (const known of ["category=tech", "source=test"]) {
+          const response = await call(server, "GET", `/api/v1/domains?${known}&limit=250`, { key: key.secret })
+          expect(response.status, known).toBe(200)
+          expect(response.body.data.length, known).toBeGreaterThan(10)
         }
         const both = await call(server, "GET", "/api/v1/domains?sort=latest&since=2026-01-01T00:00:00Z", { key: key.secret })
         expect(both.status).toBe(400)
