@@ -935,6 +935,17 @@ for (const adapter of adapters) {
           "ageMin", "category", "checkedDays", "citabilityMin", "cursor", "featured", "limit", "priceRange", "q", "rd",
           "recommended", "rsMax", "rsMin", "since", "sort", "source", "spam", "tier", "tld"
         ])
+        // What each filter keeps, in the field it reads.
+        const described = Object.fromEntries(listParams.map((parameter: any) => [parameter.name, parameter.schema.description as string]))
+        for (const [name, field] of Object.entries({
+          rd: "referring_domains",
+          rsMin: "directory_score.low",
+          rsMax: "directory_score.high",
+          checkedDays: "availability_checked_at",
+          recommended: "linked_by",
+          category: "lists the codes listings carry",
+          source: "lists the codes listings carry"
+        })) expect(described[name], name).toContain(field)
         const index = operations.find(({ path }) => path === "/")!.operation
         expect(index.security ?? []).toEqual([])
         expect(index.responses["200"].headers["X-RateLimit-Limit"]).toBeUndefined()
