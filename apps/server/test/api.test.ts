@@ -584,6 +584,35 @@ for (const adapter of adapters) {
         expect(read.body.domain).toBe(first.body.domain)
       })
 
+      it("a reveal, whoever's and a free repeat included, moves updated_at: the listing comes through since again", async () => {
+        const reader = await account(server, "business", "restamp-reader")
+        const revealer = await account(server, "pro", "restamp-revealer")
+        const row = listing({ domain: `restamp-${Math.random().toString(36).slice(2, 8)}.com` })
+        await addListings(server, [row])
+        const since = async (after: string) => {
+          const found: Array<any> = []
+          let path = `/api/v1/domains?limit=250&since=${encodeURIComponent(new Date(Date.parse(after) + 1).toISOString())}`
+          for (let page = 0; page < 50; page++) {
+            const response = await call(server, "GET", path, { key: reader.secret })
+            expect(response.status).toBe(200)
+            found.push(...response.body.data.filter((data: any) => data.id === row.id))
+            if (response.body.next_cursor === null) return found
+            path = `${path.replace(/&cursor=.*$/, "")}&cursor=${encodeURIComponent(response.body.next_cursor)}`
+          }
+          return found
+        }
+        let seen = (await call(server, "GET", `/api/v1/domains/${row.id}`, { key: reader.secret })).body
+        expect(await since(seen.updated_at)).toEqual([])
+        for (const turn of ["first reveal", "free repeat"]) {
+          const revealed = await call(server, "POST", `/api/v1/domains/${row.id}/reveal`, { key: revealer.secret })
+          expect(revealed.status, turn).toBe(200)
+          const [again] = await since(seen.updated_at)
+          expect(again, turn).toMatchObject({ id: row.id, availability_checked_at: revealed.body.availability_checked_at, updated_at: revealed.body.updated_at })
+          expect(Date.parse(again.updated_at), turn).toBeGreaterThan(Date.parse(seen.updated_at))
+          seen = again
+        }
+      })
+
       it("ignores a body it does not take, even a malformed one", async () => {
         const business = await account(server, "business", "reveal-body")
         const response = await call(server, "POST", `/api/v1/domains/${ids.open}/reveal`, { key: business.secret, body: "{not json" })
