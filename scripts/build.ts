@@ -15,6 +15,7 @@
 import * as esbuild from "esbuild"
 import { chmodSync, readFileSync, rmSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
+import { minimumOf } from "../apps/cli/src/NodeSupport.ts"
 import { type BuildRecord, headCommit } from "../apps/cli/src/Staleness.ts"
 
 const root = join(import.meta.dirname, "..")
@@ -36,6 +37,10 @@ export const launcherNodeFlags: ReadonlyArray<string> =
  *   list as a JavaScript literal.
  */
 const external = ["@electric-sql/pglite", "@electric-sql/pglite/*", "wordsninja/*"]
+
+/** package.json's `engines.node`, which the bundle enforces at start: a `>=` range it can read. */
+const engines: string = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).engines.node
+if (minimumOf(engines) === undefined) throw new Error(`package.json engines.node ${JSON.stringify(engines)} is not a >= range the bundle can check`)
 
 /**
  * Builds the bundle into `outdir`. `commit` overrides the commit recorded as the one built (the
@@ -61,8 +66,9 @@ export const build = async (outdir: string, options: { readonly commit?: string 
     sourcemap: "linked",
     // CommonJS dependencies (ws, redis) call `require`, which an ES module does not have.
     banner: { js: `${shebang}\nimport { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);` },
-    // What the bundle checks its checkout against at start (apps/cli/src/Staleness.ts).
-    define: { DROPSHELF_BUILD: JSON.stringify(record) },
+    // What the bundle checks its checkout (apps/cli/src/Staleness.ts) and its Node
+    // (apps/cli/src/NodeSupport.ts) against at start.
+    define: { DROPSHELF_BUILD: JSON.stringify(record), DROPSHELF_ENGINES: JSON.stringify(engines) },
     logLevel: "warning"
   })
   chmodSync(join(outdir, "dropshelf.js"), 0o755)

@@ -1,10 +1,12 @@
-import { existsSync, rmSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { existsSync, readFileSync, rmSync } from "node:fs"
 import { delimiter, dirname, join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { build } from "../../../scripts/build.ts"
 import { operatorSuite } from "./operatorSuite.ts"
+import { minimumOf, satisfies } from "../src/NodeSupport.ts"
 import { headCommit } from "../src/Staleness.ts"
-import { embeddedTarget, freePort, inspectServing, killStragglers, node24, repoRoot, run, runJson, start, type Target } from "./support.ts"
+import { embeddedTarget, expectOneLineFailure, freePort, inspectServing, killStragglers, node24, repoRoot, run, runJson, start, type Target } from "./support.ts"
 
 /*
  * The bundle of `npm run build`, the way a deployment runs it: the whole operator contract
@@ -15,6 +17,7 @@ import { embeddedTarget, freePort, inspectServing, killStragglers, node24, repoR
 
 const outdir = join(repoRoot, "dist", `test-${process.pid}-${Date.now().toString(36)}`)
 const via = { executable: node24, script: join(outdir, "dropshelf.js"), through: "the bundle" }
+const ENGINES: string = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")).engines.node
 
 beforeAll(() => build(outdir), 120_000)
 afterAll(() => rmSync(outdir, { recursive: true, force: true }))
@@ -112,3 +115,32 @@ describe("the bundle serves the API", { timeout: 240_000 }, () => {
     }
   })
 })
+
+/** A node older than `engines.node` on this machine (a stock Node 20), to start the bundle with. */
+const oldNode = (() => {
+  for (const candidate of [process.env.DROPSHELF_OLD_NODE, "/usr/bin/node", "/usr/local/bin/node"]) {
+    if (candidate === undefined || !existsSync(candidate)) continue
+    const version = execFileSync(candidate, ["--version"], { encoding: "utf8" }).trim()
+    if (!satisfies(version, minimumOf(ENGINES)!)) return { path: candidate, version }
+  }
+  return undefined
+})()
+
+describe.skipIf(oldNode === undefined)(
+  `the bundle on a Node older than engines.node${oldNode === undefined ? ` (skipped: no node older than ${ENGINES} here; set DROPSHELF_OLD_NODE)` : ` (${oldNode.version})`}`,
+  () => {
+    it("stops with one line naming the command that works, and that command works", async () => {
+      const script = join(outdir, "dropshelf.js")
+      for (const via of [{ executable: oldNode!.path, script }, { executable: script, path: [dirname(oldNode!.path), "/usr/bin", "/bin"].join(delimiter) }]) {
+        const refused = await run(["--version"], { via })
+        expectOneLineFailure(refused, 1, new RegExp(`needs Node ${ENGINES} and this is Node ${oldNode!.version.slice(1)}; run PATH=`))
+        const command = /; run (PATH=\S+) (.+)$/.exec(refused.stderr.trim())!
+        const [assignment, words] = [command[1]!, command[2]!.split(" ")]
+        const path = assignment.slice("PATH=".length).replace("$PATH", "/usr/bin:/bin")
+        const works = await run(words.slice(1), { via: { executable: words[0]!, path } })
+        expect(works).toMatchObject({ code: 0, stderr: "" })
+        expect(works.stdout).toContain("0.1.0")
+      }
+    })
+  }
+)

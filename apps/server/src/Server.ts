@@ -51,8 +51,9 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
   const page = yield* Effect.cached(
     HttpRouter.toHttpEffect(HttpApiScalar.layer(DropshelfApi, {
       path: "/docs",
-      // Everything the page needs is inline: no fonts or scripts fetched from elsewhere.
-      scalar: { withDefaultFonts: false, defaultOpenAllTags: true }
+      // Everything the page needs is inline: no fonts or scripts fetched from elsewhere. The
+      // key is the one scheme, so the page offers it from the start.
+      scalar: { withDefaultFonts: false, defaultOpenAllTags: true, authentication: { preferredSecurityScheme: "bearer" } }
     })).pipe(Scope.provide(scope))
   )
   return HttpRouter.add("GET", "/docs", Effect.flatMap(page, (serve) => Effect.scoped(serve)))

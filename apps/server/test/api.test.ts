@@ -22,7 +22,8 @@ const PATHS = {
   holds: ["/api/v1/holds", "GET, HEAD, OPTIONS"],
   extend: ["/api/v1/holds/abc/extend", "POST, OPTIONS"],
   holdById: ["/api/v1/holds/abc", "DELETE, OPTIONS"],
-  openapi: ["/api/v1/openapi.json", "GET, HEAD, OPTIONS"]
+  openapi: ["/api/v1/openapi.json", "GET, HEAD, OPTIONS"],
+  index: ["/", "GET, HEAD, OPTIONS"]
 } as const
 
 const expectEnvelope = (body: any, code: string) => {
@@ -94,6 +95,32 @@ for (const adapter of adapters) {
         expect(response.body).toEqual({ status: "ok" })
         expect(response.headers.get("x-ratelimit-limit")).toBeNull()
         expect(response.headers.get("access-control-allow-origin")).toBe("*")
+      })
+
+      it("GET / points to the reference, the document and liveness, without a key and without counting", async () => {
+        await awayFromMinuteEdge()
+        const key = await account(server, "free", "index")
+        for (const init of [{}, { key: key.secret }]) {
+          const response = await call(server, "GET", "/", init)
+          expect(response.status).toBe(200)
+          expect(response.headers.get("content-type")).toContain("application/json")
+          expect(response.body).toMatchObject({
+            name: "dropshelf",
+            version: "1.1.0",
+            links: { docs: { href: "/docs" }, openapi: { href: "/api/v1/openapi.json" }, health: { href: "/healthz" } }
+          })
+          expect(response.headers.get("x-ratelimit-limit")).toBeNull()
+          expect(response.headers.get("access-control-allow-origin")).toBe("*")
+        }
+        for (const link of Object.values<{ href: string }>((await call(server, "GET", "/")).body.links)) {
+          const followed = await call(server, "GET", link.href, link.href.startsWith("/api/") ? { key: key.secret } : {})
+          expect(followed.status, link.href).toBe(200)
+        }
+        const me = await call(server, "GET", "/api/v1/me", { key: key.secret })
+        expect(me.body.rate_limit.remaining).toBe(18)
+        const post = await call(server, "POST", "/")
+        expect(post.status).toBe(405)
+        expect(post.headers.get("allow")).toBe("GET, HEAD, OPTIONS")
       })
 
       it("GET /docs is readable without a key", async () => {
@@ -417,6 +444,9 @@ for (const adapter of adapters) {
           ["since=yesterday", "since", "ISO 8601"],
           ["cursor=not-a-cursor", "cursor", "next_cursor"],
           ["category=no-such-category", "category", "no-such-category"],
+          ["category=tech,no-such-category", "category", "carry: tech;"],
+          ["source=no-such-source", "source", "carry: test;"],
+          ["source=test,no-such-source", "source", "no-such-source"],
           ["spam=low&spam=moderate", "spam", "once"],
           ["q=a%00b", "q", "NUL"]
         ]
@@ -426,6 +456,12 @@ for (const adapter of adapters) {
           expectEnvelope(response.body, "invalid_request")
           expect(response.body.error.message, query).toContain(parameter)
           expect(response.body.error.message, query).toContain(accepts)
+          expect(response.body.error.parameter, query).toBe(parameter)
+        }
+        for (const known of ["category=tech", "source=test"]) {
+          const response = await call(server, "GET", `/api/v1/domains?${known}&limit=250`, { key: key.secret })
+          expect(response.status, known).toBe(200)
+          expect(response.body.data.length, known).toBeGreaterThan(10)
         }
         const both = await call(server, "GET", "/api/v1/domains?sort=latest&since=2026-01-01T00:00:00Z", { key: key.secret })
         expect(both.status).toBe(400)
@@ -546,6 +582,35 @@ for (const adapter of adapters) {
         expect(me.body.reveals.used).toBe(1)
         const read = await call(server, "GET", `/api/v1/domains/${id}`, { key: pro.secret })
         expect(read.body.domain).toBe(first.body.domain)
+      })
+
+      it("a reveal, whoever's and a free repeat included, moves updated_at: the listing comes through since again", async () => {
+        const reader = await account(server, "business", "restamp-reader")
+        const revealer = await account(server, "pro", "restamp-revealer")
+        const row = listing({ domain: `restamp-${Math.random().toString(36).slice(2, 8)}.com` })
+        await addListings(server, [row])
+        const since = async (after: string) => {
+          const found: Array<any> = []
+          let path = `/api/v1/domains?limit=250&since=${encodeURIComponent(new Date(Date.parse(after) + 1).toISOString())}`
+          for (let page = 0; page < 50; page++) {
+            const response = await call(server, "GET", path, { key: reader.secret })
+            expect(response.status).toBe(200)
+            found.push(...response.body.data.filter((data: any) => data.id === row.id))
+            if (response.body.next_cursor === null) return found
+            path = `${path.replace(/&cursor=.*$/, "")}&cursor=${encodeURIComponent(response.body.next_cursor)}`
+          }
+          return found
+        }
+        let seen = (await call(server, "GET", `/api/v1/domains/${row.id}`, { key: reader.secret })).body
+        expect(await since(seen.updated_at)).toEqual([])
+        for (const turn of ["first reveal", "free repeat"]) {
+          const revealed = await call(server, "POST", `/api/v1/domains/${row.id}/reveal`, { key: revealer.secret })
+          expect(revealed.status, turn).toBe(200)
+          const [again] = await since(seen.updated_at)
+          expect(again, turn).toMatchObject({ id: row.id, availability_checked_at: revealed.body.availability_checked_at, updated_at: revealed.body.updated_at })
+          expect(Date.parse(again.updated_at), turn).toBeGreaterThan(Date.parse(seen.updated_at))
+          seen = again
+        }
       })
 
       it("ignores a body it does not take, even a malformed one", async () => {
@@ -827,9 +892,18 @@ for (const adapter of adapters) {
         expect(Number.isInteger(retryAfter)).toBe(true)
         expect(retryAfter).toBeGreaterThanOrEqual(1)
         expect(retryAfter).toBeLessThanOrEqual(60)
+        expect(over.body.error.retry_after).toBe(retryAfter)
         expect(over.headers.get("x-ratelimit-limit")).toBe("20")
         expect(over.headers.get("x-ratelimit-remaining")).toBe("0")
         expect(over.headers.get("access-control-allow-origin")).toBe("*")
+        // Refused before any handler (405, no route), the 429 is the same envelope.
+        const tooLarge = { body: "x".repeat(20_000), headers: { "content-type": "application/json" } }
+        for (const [method, path, init] of [["DELETE", "/api/v1/holds/abc", tooLarge], ["GET", "/api/v1/nothing-here", {}]] as const) {
+          const refused = await call(server, method, path, { key: key.secret, ...init })
+          expect(refused.status, `${method} ${path}`).toBe(429)
+          expectEnvelope(refused.body, "rate_limited")
+          expect(refused.body.error.retry_after).toBe(Number(refused.headers.get("retry-after")))
+        }
         const second = await account(server, "free", "burst")
         expect((await call(server, "GET", "/api/v1/me", { key: second.secret })).status).toBe(200)
       })
@@ -869,11 +943,13 @@ for (const adapter of adapters) {
         const result = await new Validator().validate(spec)
         expect(result.errors ?? []).toEqual([])
         expect(result.valid).toBe(true)
-        expect(spec.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "Bearer" })
+        // Lower case, as OpenAPI's own examples: the reference page reads any other spelling as Basic.
+        expect(spec.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
         const operations = Object.entries<any>(spec.paths).flatMap(([path, item]) =>
           Object.entries<any>(item).map(([method, operation]) => ({ path, method, operation })))
         expect(operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
           "DELETE /api/v1/holds/{id}",
+          "GET /",
           "GET /api/v1/domains",
           "GET /api/v1/domains/{id}",
           "GET /api/v1/holds",
@@ -888,7 +964,22 @@ for (const adapter of adapters) {
           "ageMin", "category", "checkedDays", "citabilityMin", "cursor", "featured", "limit", "priceRange", "q", "rd",
           "recommended", "rsMax", "rsMin", "since", "sort", "source", "spam", "tier", "tld"
         ])
-        for (const { operation } of operations) {
+        // What each filter keeps, in the field it reads.
+        const described = Object.fromEntries(listParams.map((parameter: any) => [parameter.name, parameter.schema.description as string]))
+        for (const [name, field] of Object.entries({
+          rd: "referring_domains",
+          rsMin: "directory_score.low",
+          rsMax: "directory_score.high",
+          checkedDays: "availability_checked_at",
+          recommended: "linked_by",
+          category: "lists the codes listings carry",
+          source: "lists the codes listings carry"
+        })) expect(described[name], name).toContain(field)
+        const index = operations.find(({ path }) => path === "/")!.operation
+        expect(index.security ?? []).toEqual([])
+        expect(index.responses["200"].headers["X-RateLimit-Limit"]).toBeUndefined()
+        for (const { operation, path } of operations) {
+          if (path === "/") continue
           expect(operation.security).toEqual([{ bearer: [] }])
           for (const status of ["401", "405", "429", "500"]) expect(operation.responses[status]).toBeDefined()
           expect(operation.responses["401"].headers["WWW-Authenticate"]).toBeDefined()
@@ -897,6 +988,35 @@ for (const adapter of adapters) {
         }
         const end = operations.find(({ method }) => method === "delete")!.operation
         expect(end.requestBody.required).toBe(false)
+        const tooMany = operations.find(({ path }) => path === "/api/v1/me")!.operation.responses["429"].content["application/json"].schema
+        const tooManyBody = tooMany.$ref === undefined ? tooMany : spec.components.schemas[tooMany.$ref.split("/").pop()]
+        expect(tooManyBody.properties.error.required).toContain("retry_after")
+        expect(tooManyBody.properties.error.properties.retry_after).toMatchObject({ type: "integer", minimum: 1, maximum: 60 })
+      })
+
+      it("every integer of a response carries its real range", () => {
+        expect(spec).toBeDefined()
+        const integers: Array<[string, any]> = []
+        const walk = (value: any, path: string) => {
+          if (typeof value !== "object" || value === null) return
+          if (value.type === "integer") integers.push([path, value])
+          for (const [key, inner] of Object.entries(value)) walk(inner, `${path}/${key}`)
+        }
+        walk(spec.components, "#/components")
+        expect(integers.length).toBeGreaterThan(20)
+        for (const [path, schema] of integers) {
+          expect(schema.minimum, path).toBeGreaterThanOrEqual(0)
+        }
+        const listing = spec.components.schemas.Listing.properties
+        for (const field of ["estimated_value_cents", "word_count"]) expect(listing[field].minimum, field).toBe(0)
+        expect(listing.age_years.anyOf[0].minimum).toBe(0)
+        for (const end of ["low", "high"]) expect(listing.directory_score.properties[end]).toMatchObject({ minimum: 0, maximum: 100 })
+        const me = spec.components.schemas.Me.properties
+        expect(me.rate_limit.properties.limit.minimum).toBe(1)
+        expect(me.rate_limit.properties.remaining.minimum).toBe(0)
+        expect(me.reveals.properties.used.minimum).toBe(0)
+        const holds = spec.components.schemas.HoldResponse.properties.holds.properties
+        for (const field of ["active", "hold_hours", "limit"]) expect(holds[field].minimum, field).toBe(0)
       })
 
       it("every response the tests received conforms to the document", () => {

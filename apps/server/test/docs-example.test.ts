@@ -9,12 +9,20 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Operators } from "@dropshelf/core"
+import { ListQuery, Operators } from "@dropshelf/core"
 import { account, addListings, listing, memoryAdapter, type Running, start } from "./harness.ts"
 
 const run = promisify(execFile)
 const guide = readFileSync(new URL("../../../docs/api.md", import.meta.url), "utf8")
 const script = /```js since-feed\.mjs\n([\s\S]*?)```/.exec(guide)?.[1]
+
+describe("docs/api.md", () => {
+  it("says what every filter of GET /domains keeps, in its table of filters", () => {
+    const rows = new Set([...guide.matchAll(/^\s*\| `(\w+)` \| [^|]*\w[^|]* \|$/gm)].map((match) => match[1]))
+    const filters = ListQuery.LIST_PARAMETERS.filter((name) => !["cursor", "limit", "since", "sort"].includes(name))
+    expect(filters.filter((name) => !rows.has(name))).toEqual([])
+  })
+})
 
 describe("docs/api.md since-feed consumer", () => {
   let server: Running

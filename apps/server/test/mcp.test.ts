@@ -422,9 +422,11 @@ describe("MCP endpoint", () => {
       expect(raw.status).toBe(429)
       expect(raw.body.error.code).toBe("rate_limited")
       expect(Number(raw.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+      expect(raw.body.error.retry_after).toBe(Number(raw.headers.get("retry-after")))
       expect(raw.headers.get("x-ratelimit-remaining")).toBe("0")
       const rest = await call(server, "GET", "/api/v1/me", { key: key.secret })
       expect(rest.status).toBe(429)
+      expect(rest.body.error.retry_after).toBe(Number(rest.headers.get("retry-after")))
       await connected.close()
     })
 

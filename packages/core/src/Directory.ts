@@ -49,7 +49,7 @@ import { type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain
 import { AvailabilityCheck } from "./ports/AvailabilityCheck.ts"
 import { HoldStore } from "./ports/HoldStore.ts"
 import { KeyStore, type KeyRecord } from "./ports/KeyStore.ts"
-import { ListingStore } from "./ports/ListingStore.ts"
+import { type CodeField, ListingStore } from "./ports/ListingStore.ts"
 import type { RateDecision } from "./ports/RateLimiter.ts"
 import { RevealStore } from "./ports/RevealStore.ts"
 
@@ -66,6 +66,9 @@ export interface Caller {
   readonly plan: PlanLimits
   readonly key: KeyRecord
 }
+
+/** How many existing codes a refusal of an unknown `category` or `source` lists. */
+export const CODES_SHOWN = 25
 
 /** `last_used_at` is written at most this often per key, so reads do not turn into writes. */
 export const KEY_TOUCH_INTERVAL_MS = MINUTE
@@ -230,6 +233,35 @@ export class Directory extends Context.Service<Directory, {
       const positionAfter = (row: ListingRecord, order: "id" | "latest"): CursorPosition =>
         order === "id" ? { order, id: row.id } : { order, discoveredAt: row.discoveredAt, id: row.id }
 
+      /**
+       * A filter's codes must be ones listings carry: an unknown one is refused with the codes
+       * that exist, or, past `CODES_SHOWN`, with those from the unknown one on, so that sending
+       * codes no listing carries walks the whole list.
+       */
+      const checkCodes = Effect.fnUntraced(function*(field: CodeField, codes: ReadonlyArray<string> | undefined) {
+        if (codes === undefined) return
+        const unknown = yield* listings.unknownCodes(field, codes)
+        if (unknown.length === 0) return
+        const refused = `unknown: ${quote(unknown.join(", "))}`
+        const first = yield* listings.knownCodes(field, "", CODES_SHOWN + 1)
+        if (first.length === 0) {
+          return yield* new InvalidRequest({ parameter: field, message: `${field} accepts the codes listings carry, and none carries one; ${refused}` })
+        }
+        if (first.length <= CODES_SHOWN) {
+          return yield* new InvalidRequest({ parameter: field, message: `${field} accepts the codes listings carry: ${first.join(", ")}; ${refused}` })
+        }
+        const from = yield* listings.knownCodes(field, unknown[0]!, CODES_SHOWN + 1)
+        const shown = from.length > 0 ? from : first
+        const start = from.length > 0 ? `those from ${quote(unknown[0]!)} on` : "the first"
+        const next = shown.length > CODES_SHOWN ? `, …; the next ones: ${field}=${shown[CODES_SHOWN - 1]!}-` : ""
+        return yield* new InvalidRequest({
+          parameter: field,
+          message: `${field} accepts the codes listings carry, more than ${CODES_SHOWN} (a code no listing carries lists those from it on); ${start}: ${
+            shown.slice(0, CODES_SHOWN).join(", ")
+          }${next}; ${refused}`
+        })
+      })
+
       const listRecords = Effect.fnUntraced(function*(caller: Caller, query: ListQuery) {
         if (query.since !== undefined && !caller.plan.sinceFeed) {
           return yield* new UpgradeRequired({
@@ -237,16 +269,8 @@ export class Directory extends Context.Service<Directory, {
             message: "The since feed is available on the business plan"
           })
         }
-        const categories = query.filters.categories
-        if (categories !== undefined) {
-          const unknown = yield* listings.unknownCategories(categories)
-          if (unknown.length > 0) {
-            return yield* new InvalidRequest({
-              parameter: "category",
-              message: `category accepts codes that listings carry; unknown: ${quote(unknown.join(", "))}`
-            })
-          }
-        }
+        yield* checkCodes("category", query.filters.categories)
+        yield* checkCodes("source", query.filters.sources)
         const after = query.cursor === undefined ? undefined : yield* cursors.read(query.cursor, query.order)
         // synced_at is read before any row, so nothing committed after it can be missed next run.
         const syncedAt = yield* listings.syncedAt

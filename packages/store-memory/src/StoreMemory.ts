@@ -97,6 +97,15 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
       return { inserted, updated }
     })
 
+  const codesOf = (field: ListingStore.CodeField): Set<string> => {
+    const known = new Set<string>()
+    for (const row of rows.values()) {
+      const code = row[field]
+      if (row.status === "active" && code !== null) known.add(code)
+    }
+    return known
+  }
+
   const delist = (ids: ReadonlyArray<Ids.ListingId>, reason: Listing.DelistReason) =>
     Effect.map(now, (at) => {
       const changed: Array<Ids.ListingId> = []
@@ -112,12 +121,13 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
   return ListingStore.ListingStore.of({
     page,
     find: (id) => Effect.sync(() => rows.get(id)),
-    unknownCategories: (codes) =>
+    unknownCodes: (field, codes) =>
       Effect.sync(() => {
-        const known = new Set<string>()
-        for (const row of rows.values()) if (row.status === "active" && row.category !== null) known.add(row.category)
+        const known = codesOf(field)
         return codes.filter((code) => !known.has(code))
       }),
+    knownCodes: (field, from, limit) =>
+      Effect.sync(() => [...codesOf(field)].filter((code) => code >= from).sort().slice(0, limit)),
     syncedAt: Effect.map(now, (at) => at - SYNC_LAG_MS),
     upsert,
     delist,

@@ -284,6 +284,57 @@ describe("Directory: reading", () => {
       assert.deepStrictEqual(otherOrder._tag === "InvalidRequest" && otherOrder.parameter, "cursor")
     })))
 
+  it.effect("an unknown category or source is refused naming the parameter and the codes listings carry", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      yield* load(
+        listing("AAAAAAA1", { category: "tech", source: "pool" }),
+        listing("AAAAAAA2", { category: "food", source: "auction" }),
+        listing("AAAAAAA3", { category: "gone", source: "gone", status: "draft" })
+      )
+      const { caller } = yield* callerOn("pro")
+      const refusal = (raw: ListQuery.RawQuery) =>
+        Effect.flatMap(ListQuery.decode(raw), (query) => Effect.flip(directory.list(caller, query)))
+      assert.deepStrictEqual(
+        yield* refusal({ category: "tech,nope" }),
+        new Errors.InvalidRequest({ parameter: "category", message: "category accepts the codes listings carry: food, tech; unknown: \"nope\"" })
+      )
+      assert.deepStrictEqual(
+        yield* refusal({ source: "gone,pool,nope" }),
+        new Errors.InvalidRequest({ parameter: "source", message: "source accepts the codes listings carry: auction, pool; unknown: \"gone, nope\"" })
+      )
+      const page = yield* directory.list(caller, yield* ListQuery.decode({ source: "auction" }))
+      assert.deepStrictEqual(page.data.map((row) => row.id), ["AAAAAAA2"])
+    })))
+
+  it.effect("past CODES_SHOWN codes, a refusal lists those from the unknown code on, and says how to go on", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      const codes = Array.from({ length: 2 * Directory.CODES_SHOWN + 3 }, (_, i) => `c${String(i).padStart(3, "0")}`)
+      yield* load(...codes.map((code, i) => listing(`S${String(i).padStart(7, "0")}`, { source: code })))
+      const { caller } = yield* callerOn("pro")
+      const messageOf = (source: string) =>
+        Effect.flatMap(ListQuery.decode({ source }), (query) =>
+          Effect.map(Effect.flip(directory.list(caller, query)), (error) => error.message))
+      const listed = (message: string) => /: (c[^;]*)(?:, …)?; /.exec(message)?.[1]!.replace(", …", "").split(", ") ?? []
+      const first = yield* messageOf("zzz")
+      assert.include(first, `source accepts the codes listings carry, more than ${Directory.CODES_SHOWN}`)
+      assert.include(first, "the first: c000, c001")
+      assert.include(first, "unknown: \"zzz\"")
+      // Following "the next ones" from the first refusal walks every code, each once.
+      const seen: Array<string> = []
+      let message = first
+      for (let step = 0; step < 10; step++) {
+        seen.push(...listed(message))
+        const next = /the next ones: source=(\S+);/.exec(message)?.[1]
+        if (next === undefined) break
+        message = yield* messageOf(next)
+      }
+      assert.deepStrictEqual(seen, codes)
+      const near = yield* messageOf("c010x")
+      assert.include(near, "those from \"c010x\" on: c011, c012")
+    })))
+
   it.effect("a since run includes tombstones and its synced_at trails the clock by 120 s", () =>
     run(Effect.gen(function*() {
       const directory = yield* Directory.Directory

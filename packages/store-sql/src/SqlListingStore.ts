@@ -13,7 +13,7 @@ import * as SinceFeed from "./SinceFeed.ts"
  * Listings on Postgres, composed of: ListingQuery (a page request as SQL), ListingRows (columns
  * and row decoding), PageReads (the row cache and shared page statements), SinceFeed (the
  * watermark and the read-ahead of since runs) and ListingWrites (upsert, delist, stamps). What
- * stays here: single-row look-ups, the category check, and which path a page takes.
+ * stays here: single-row look-ups, the category and source checks, and which path a page takes.
  */
 
 export interface Options {
@@ -60,25 +60,48 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       return Effect.map(find(after.id), (found) => result(found !== undefined))
     }).pipe(Effect.withSpan("SqlListingStore.page", undefined, { captureStackTrace: false }))
 
-  /** One index probe per code (listings_category), not a DISTINCT over every matching row. */
-  const unknownCategories = (codes: ReadonlyArray<string>) =>
-    codes.length === 0 ? Effect.succeed([]) : sql<{ code: string }>`SELECT code FROM unnest(${[...codes]}::text[]) AS code
-      WHERE NOT EXISTS (SELECT 1 FROM listings WHERE category = code AND status = 'active')`.pipe(
+  /** One index probe per code (listings_category, listings_source), not a DISTINCT over every matching row. */
+  const unknownCodes = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) => {
+    const column = sql.literal(CODE_COLUMNS[field])
+    return codes.length === 0 ? Effect.succeed([]) : sql<{ code: string }>`SELECT code FROM unnest(${[...codes]}::text[]) AS code
+      WHERE NOT EXISTS (SELECT 1 FROM listings WHERE ${column} = code AND status = 'active')`.pipe(
       Effect.map((rows) => {
         const unknown = new Set(rows.map((row) => row.code))
         return codes.filter((code) => unknown.has(code))
       }),
       Effect.orDie
     )
+  }
+
+  /**
+   * A skip scan of the same index: each step is one probe for the next code after the last,
+   * so listing the codes costs one probe per code listed, however many rows carry each.
+   */
+  const knownCodes = (field: ListingStore.CodeField, from: string, limit: number) => {
+    const column = sql.literal(CODE_COLUMNS[field])
+    return sql<{ code: string }>`WITH RECURSIVE known(code) AS (
+        (SELECT ${column} FROM listings WHERE status = 'active' AND ${column} >= ${from} ORDER BY ${column} LIMIT 1)
+        UNION ALL
+        SELECT (SELECT ${column} FROM listings WHERE status = 'active' AND ${column} > known.code ORDER BY ${column} LIMIT 1)
+        FROM known WHERE known.code IS NOT NULL
+      )
+      SELECT code FROM known WHERE code IS NOT NULL LIMIT ${limit}`.pipe(
+      Effect.map((rows) => rows.map((row) => row.code)),
+      Effect.orDie
+    )
+  }
 
   return ListingStore.ListingStore.of({
     page,
     find,
-    unknownCategories,
+    unknownCodes,
+    knownCodes,
     syncedAt: since.syncedAt,
     ...writes
   })
 })
+
+const CODE_COLUMNS: { readonly [F in ListingStore.CodeField]: string } = { category: "category", source: "source" }
 
 export const make = makeWith({ syncLagSeconds: SinceFeed.SYNC_LAG_SECONDS })
 

@@ -5,8 +5,13 @@ import { Hold, Listing, ListQuery, Me } from "@dropshelf/core"
 import {
   CommonErrors,
   ForbiddenError,
+  HeadersTooLargeError,
   InvalidRequestError,
+  MethodNotAllowedError,
   NotFoundError,
+  PayloadTooLargeError,
+  RequestTimeoutError,
+  ServerError,
   UnauthorizedError,
   RateLimitedError,
   UpgradeRequiredError
@@ -31,7 +36,9 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, {
   provides: CurrentCaller
 }>()("@dropshelf/server/ApiKeyAuth", {
   requiredForClient: true,
-  security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Description, "An API key: `Authorization: Bearer dsk_…`")) },
+  // `bearer` in lower case, as OpenAPI's examples spell it: the API reference page takes any
+  // other spelling for Basic and writes its snippets that way. Reading the header ignores case.
+  security: { bearer: HttpApiSecurity.http({ scheme: "bearer" }).pipe(HttpApiSecurity.annotate(OpenApi.Description, "An API key: `Authorization: Bearer dsk_…`")) },
   error: [UnauthorizedError, RateLimitedError]
 }) {}
 
@@ -113,6 +120,30 @@ export class MetaGroup extends HttpApiGroup.make("meta").add(
   }).annotate(OpenApi.Summary, "Machine-readable description (OpenAPI 3.1)")
 ) {}
 
+const Link = (href: string, description: string) =>
+  Schema.Struct({ href: Schema.Literal(href), title: Schema.String }).annotate({ description })
+
+/** `GET /`: where a newcomer finds the reference, the document and liveness. */
+export const ServiceIndex = Schema.Struct({
+  name: Schema.Literal("dropshelf"),
+  version: Schema.Literal(API_VERSION).annotate({ description: "The API version, as `info.version` of the document" }),
+  links: Schema.Struct({
+    docs: Link("/docs", "The interactive API reference (no key needed)"),
+    openapi: Link(`${API_PREFIX}/openapi.json`, "This document (needs a key)"),
+    health: Link("/healthz", "Liveness (no key needed, not rate limited)")
+  })
+}).annotate({ identifier: "ServiceIndex" })
+export type ServiceIndex = typeof ServiceIndex.Type
+
+/** Outside `/api/v1` and without a key: added after the key middleware and the prefix, which apply to the groups before them. */
+export class IndexGroup extends HttpApiGroup.make("index").add(
+  HttpApiEndpoint.get("index", "/", {
+    success: ServiceIndex,
+    error: [MethodNotAllowedError, RequestTimeoutError, PayloadTooLargeError, HeadersTooLargeError, ServerError]
+  }).annotate(OpenApi.Summary, "Where to start")
+    .annotate(OpenApi.Description, "Links to the API reference (`/docs`), this document and liveness (`/healthz`). Needs no key and is not rate limited.")
+) {}
+
 /** The REST contract: shareable with clients, free of server code. */
 export class DropshelfApi extends HttpApi.make("dropshelf")
   .add(AccountGroup)
@@ -121,11 +152,12 @@ export class DropshelfApi extends HttpApi.make("dropshelf")
   .add(MetaGroup)
   .middleware(ApiKeyAuth)
   .prefix(API_PREFIX)
+  .add(IndexGroup)
   .annotateMerge(OpenApi.annotations({
     title: "dropshelf — expired-domain directory API",
     version: API_VERSION,
     description:
-      "A read-and-reserve JSON API over a directory of expired and dropped domain names with backlinks. Every endpoint needs `Authorization: Bearer <API_KEY>`. Every refusal is the JSON envelope `{\"error\": {\"code\", \"message\", ...}}`.",
+      "A read-and-reserve JSON API over a directory of expired and dropped domain names with backlinks. Every endpoint under `/api/v1` needs `Authorization: Bearer <API_KEY>`. Every refusal is the JSON envelope `{\"error\": {\"code\", \"message\", ...}}`.",
     transform: finishDocument
   }))
 {}

@@ -59,6 +59,7 @@ export interface ErrorFields {
   readonly expires_at?: string
   readonly available_at?: string
   readonly limit?: number
+  readonly retry_after?: number
 }
 
 const body = <C extends ErrorCode, const F extends Schema.Struct.Fields>(code: C, extra: F) =>
@@ -108,7 +109,7 @@ export class ForbiddenError extends Schema.Error<ForbiddenError>("ForbiddenError
     hold_code: holdCode,
     expires_at: Schema.optionalKey(Timestamp.annotate({ description: "With HELD_BY_OTHER: when the listing frees up" })),
     available_at: Schema.optionalKey(Timestamp.annotate({ description: "With HOLD_COOLDOWN: end of the cooldown" })),
-    limit: Schema.optionalKey(Schema.Int.annotate({ description: "With HOLD_CAP_REACHED: the plan's ceiling" }))
+    limit: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "With HOLD_CAP_REACHED: the plan's ceiling" }))
   })
 }, {
   httpApiStatus: 403,
@@ -151,11 +152,15 @@ export class HeadersTooLargeError extends Schema.Error<HeadersTooLargeError>("He
 }) {}
 
 export class RateLimitedError extends Schema.Error<RateLimitedError>("RateLimitedError")({
-  error: body("rate_limited", {})
+  error: body("rate_limited", {
+    retry_after: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 60 })).annotate({
+      description: "Whole seconds until the window resets: the value of `Retry-After`"
+    })
+  })
 }, {
   httpApiStatus: 429,
   description:
-    "Over the key's per-minute ceiling; or the client's address sent more requests with a missing or refused key this minute than the server allows (30 by default), and is then refused, a valid key included, until the minute ends, before any key is read. Carries `Retry-After` (whole seconds); the refusal of an address carries no `X-RateLimit-*`."
+    "Over the key's per-minute ceiling; or the client's address sent more requests with a missing or refused key this minute than the server allows (30 by default), and is then refused, a valid key included, until the minute ends, before any key is read. Carries `Retry-After` (whole seconds), repeated in the body as `retry_after`; the refusal of an address carries no `X-RateLimit-*`."
 }) {}
 
 export class ServerError extends Schema.Error<ServerError>("ServerError")({

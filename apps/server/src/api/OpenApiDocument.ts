@@ -9,15 +9,19 @@ import { ListQuery } from "@dropshelf/core"
 
 type Json = Record<string, any>
 
-const integerHeader = (description: string) => ({ description, schema: { type: "integer" } })
+const integerHeader = (description: string, bounds: { readonly minimum: number; readonly maximum?: number }) => ({
+  description,
+  schema: { type: "integer", ...bounds }
+})
 
 export const RESPONSE_HEADERS: Json = {
-  "X-RateLimit-Limit": integerHeader("The plan's requests per minute for this key. Absent when no valid key was read (a 401, and the 429 to an address over its ceiling of refused keys)."),
-  "X-RateLimit-Remaining": integerHeader("Requests left in the current one-minute window, after this one."),
+  "X-RateLimit-Limit": integerHeader("The plan's requests per minute for this key. Absent when no valid key was read (a 401, and the 429 to an address over its ceiling of refused keys).", { minimum: 1 }),
+  "X-RateLimit-Remaining": integerHeader("Requests left in the current one-minute window, after this one.", { minimum: 0 }),
   "X-RateLimit-Reset": integerHeader(
-    "Unix time in seconds at which the current window ends (the next wall-clock minute)."
+    "Unix time in seconds at which the current window ends (the next wall-clock minute).",
+    { minimum: 0 }
   ),
-  "Retry-After": integerHeader("Whole seconds (at least 1) until the window resets."),
+  "Retry-After": integerHeader("Whole seconds (at least 1) until the window resets.", { minimum: 1, maximum: 60 }),
   "WWW-Authenticate": { description: "Always `Bearer realm=\"dropshelf\"`.", schema: { type: "string" } },
   Allow: { description: "The methods this path implements.", schema: { type: "string" } },
   "Access-Control-Allow-Origin": { description: "Always `*`.", schema: { type: "string", const: "*" } }
@@ -50,13 +54,15 @@ export const finishDocument = (spec: Json): Json => {
     for (const [method, operation] of Object.entries<Json>(pathItem)) {
       if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
       if (method === "delete" && operation.requestBody !== undefined) operation.requestBody.required = false
+      // An operation without a key (`GET /`) is never counted, so it never carries the rate-limit headers.
+      const keyed = Array.isArray(operation.security) && operation.security.length > 0
       for (const parameter of operation.parameters ?? []) {
         const type = parameter.in === "query" ? spelledType(parameter.schema) : undefined
         if (type !== undefined) parameter.schema = { ...type, description: parameter.schema?.description }
       }
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         const headers: Json = { ...(response.headers ?? {}), "Access-Control-Allow-Origin": ref("Access-Control-Allow-Origin") }
-        if (!UNCOUNTED.has(status)) {
+        if (keyed && !UNCOUNTED.has(status)) {
           headers["X-RateLimit-Limit"] = ref("X-RateLimit-Limit")
           headers["X-RateLimit-Remaining"] = ref("X-RateLimit-Remaining")
           headers["X-RateLimit-Reset"] = ref("X-RateLimit-Reset")

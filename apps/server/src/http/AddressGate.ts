@@ -44,7 +44,8 @@ export class AddressLimited extends Data.TaggedError("AddressLimited")<{
 export const refusalOf = (limited: AddressLimited) => ({
   fields: {
     code: "rate_limited" as const,
-    message: `Over ${limited.limit} requests a minute from this address without a valid API key; retry after ${limited.retryAfter} s`
+    message: `Over ${limited.limit} requests a minute from this address without a valid API key; retry after ${limited.retryAfter} s`,
+    retry_after: limited.retryAfter
   },
   headers: { "retry-after": String(limited.retryAfter) }
 })

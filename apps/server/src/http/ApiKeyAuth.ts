@@ -48,7 +48,8 @@ export const countRequest = Effect.fnUntraced(function*(limiter: RateLimiter.Rat
   const headers = rateLimitHeaders(rate, yield* Clock.currentTimeMillis)
   const refusal = rate.allowed ? undefined : {
     code: "rate_limited" as const,
-    message: `This key is over its ${rate.limit} requests per minute; retry after ${headers["retry-after"]} s`
+    message: `This key is over its ${rate.limit} requests per minute; retry after ${headers["retry-after"]} s`,
+    retry_after: Number(headers["retry-after"])
   }
   return { rate, headers, refusal }
 })

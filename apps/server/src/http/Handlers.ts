@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { Directory, ListingJson } from "@dropshelf/core"
-import { CurrentCaller, DropshelfApi } from "../api/Api.ts"
+import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "../api/Api.ts"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
 
@@ -88,7 +88,19 @@ const MetaHandlers = HttpApiBuilder.group(
   })
 )
 
+const INDEX: ServiceIndex = {
+  name: "dropshelf",
+  version: API_VERSION,
+  links: {
+    docs: { href: "/docs", title: "The interactive API reference; no key needed" },
+    openapi: { href: `${API_PREFIX}/openapi.json`, title: "The OpenAPI 3.1 document; send Authorization: Bearer <API_KEY>" },
+    health: { href: "/healthz", title: "Liveness; no key needed" }
+  }
+}
+
+const IndexHandlers = HttpApiBuilder.group(DropshelfApi, "index", (handlers) => handlers.handle("index", () => Effect.succeed(INDEX)))
+
 /** Every handler group and the key middleware; needs `Directory` and `RateLimiter`. */
-export const HandlersLive = Layer.mergeAll(AccountHandlers, DomainsHandlers, HoldsHandlers, MetaHandlers).pipe(
+export const HandlersLive = Layer.mergeAll(AccountHandlers, DomainsHandlers, HoldsHandlers, MetaHandlers, IndexHandlers).pipe(
   Layer.provideMerge(ApiKeyAuthLive)
 )

@@ -182,7 +182,8 @@ const handle = (
     if (!rate.allowed && !isToolCall(parsed)) {
       return errorResponse(429, {
         code: "rate_limited",
-        message: `This key is over its ${rate.limit} requests per minute (REST and tool calls together); retry after ${retryAfter} s`
+        message: `This key is over its ${rate.limit} requests per minute (REST and tool calls together); retry after ${retryAfter} s`,
+        retry_after: retryAfter
       }, headers)
     }
     const forwarded: Record<string, string> = {}

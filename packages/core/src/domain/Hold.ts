@@ -1,6 +1,7 @@
 import { Result, Schema } from "effect"
 import { AlreadyExtended, HeldByOther, HoldCapReached, HoldCooldown, HoldOver } from "./errors.ts"
 import type { HoldId } from "./Ids.ts"
+import { Count } from "./Listing.ts"
 import { HOLD_COOLDOWN_MS, holdWindowMs, type PlanLimits } from "./Plan.ts"
 import { type Instant, toIso } from "./Time.ts"
 
@@ -122,16 +123,16 @@ export const HoldView = Schema.Struct({
   expires_at: Schema.String,
   ended_at: Schema.NullOr(Schema.String),
   can_extend: Schema.Boolean,
-  extend_hours: Schema.Int
+  extend_hours: Count
 }).annotate({ identifier: "Hold" })
 export type HoldView = typeof HoldView.Type
 
 export const HoldResponse = Schema.Struct({
   hold: HoldView,
   holds: Schema.Struct({
-    active: Schema.Int,
-    hold_hours: Schema.Int,
-    limit: Schema.Int,
+    active: Count,
+    hold_hours: Count,
+    limit: Count,
     plan: Schema.String
   })
 }).annotate({ identifier: "HoldResponse" })

@@ -167,9 +167,15 @@ export const ListQueryParameters = {
     "category",
     "comma-separated category codes",
     (item) => codeText.test(item),
-    "Category code; comma-separate several. An unknown code gives 400."
+    "Category codes, comma-separated: listings whose `category` is one of them. A code no listing carries gives 400, and the message lists the codes listings carry."
   ),
-  checkedDays: integer("checkedDays", "an integer number of days from 1 to 3650", 1, 3650, "Only listings whose availability was checked within this many days (1..3650)."),
+  checkedDays: integer(
+    "checkedDays",
+    "an integer number of days from 1 to 3650",
+    1,
+    3650,
+    "Only listings whose `availability_checked_at` is within this many days before now (1..3650); listings never checked are excluded."
+  ),
   citabilityMin: integer("citabilityMin", "an integer from 0 to 100", 0, 100, "Minimum agent-citability score (0..100); rows with null citability are excluded."),
   featured: boolean("featured", "`true`: only listings on the curated shelf; `false`: only those off it."),
   priceRange: oneOf("priceRange", PRICE_RANGES, "Band over `estimated_value_cents`, whole dollars, lower bound inclusive."),
@@ -190,15 +196,32 @@ export const ListQueryParameters = {
     "rd",
     `comma-separated referring-domain bands: ${REFERRING_DOMAIN_BANDS.join(", ")}`,
     (item) => REFERRING_DOMAIN_BANDS.includes(item),
-    `Referring-domain bands, comma-separated: ${REFERRING_DOMAIN_BANDS.join(", ")}. Rows with a null count are excluded.`
+    `Referring-domain bands, comma-separated: listings whose \`referring_domains\` is one of them (${REFERRING_DOMAIN_BANDS.join(", ")}). Rows with a null count are excluded.`
   ),
   recommended: boolean(
     "recommended",
-    "`true`: only listings passing the recommended heuristic (categorised, a marquee linker, a score floor)."
+    `\`true\`: only listings with a \`category\`, at least one \`linked_by\` domain and a directory score of at least ${RECOMMENDED_SCORE_FLOOR} (\`directory_score.low\` ${RECOMMENDED_SCORE_FLOOR} or more). \`false\` filters nothing.`
   ),
-  rsMax: integer("rsMax", "an integer from 0 to 100", 0, 100, "Maximum of the directory score's upper bound (0..100)."),
-  rsMin: integer("rsMin", "an integer from 0 to 100", 0, 100, "Minimum of the directory score's lower bound (0..100)."),
-  source: list("source", "comma-separated source codes", (item) => codeText.test(item), "Source codes, comma-separated."),
+  rsMax: integer(
+    "rsMax",
+    "an integer from 0 to 100",
+    0,
+    100,
+    "Only listings whose published directory score range ends at or below this: `directory_score.high` <= rsMax (0..100). Rows without a score are excluded."
+  ),
+  rsMin: integer(
+    "rsMin",
+    "an integer from 0 to 100",
+    0,
+    100,
+    "Only listings whose published directory score range starts at or above this: `directory_score.low` >= rsMin (0..100). Rows without a score are excluded. With rsMax, the range lies inside rsMin..rsMax."
+  ),
+  source: list(
+    "source",
+    "comma-separated source codes",
+    (item) => codeText.test(item),
+    "Source codes, comma-separated: listings that came into the directory from one of them (the import's `source`; a listing does not show it). A code no listing carries gives 400, and the message lists the codes listings carry."
+  ),
   spam: oneOf("spam", ["low", "moderate"], "Spam level: `low` or `moderate`."),
   tier: oneOf("tier", ["open"], "Only `open` is accepted: listings whose names are public."),
   tld: parameter(

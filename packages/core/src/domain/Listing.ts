@@ -64,12 +64,17 @@ const Timestamp = Schema.String.annotate({
 })
 const Band = Schema.String.annotate({ description: "A published band: `low-high` or `low+`, never an exact figure" })
 
-export const DirectoryScoreRange = Schema.Struct({ low: Schema.Int, high: Schema.Int }).annotate({
+/** A whole number from zero: a count, cents, years. The published document states the bound. */
+export const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+/** A figure on the directory's 0-100 scale. */
+export const Percent = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100 }))
+
+export const DirectoryScoreRange = Schema.Struct({ low: Percent, high: Percent }).annotate({
   description: "Published range holding the exact directory score; the score itself is never exposed"
 })
 
 export const AgentCitabilitySchema = Schema.Struct({
-  score: Schema.Int,
+  score: Count,
   sources: Schema.Array(Schema.Unknown)
 })
 
@@ -87,19 +92,19 @@ export const ListingView = Schema.Struct({
   name_disclosed: Schema.Boolean,
   hold_state: HoldState,
   hold_expires_at: Schema.optionalKey(Schema.NullOr(Timestamp)),
-  estimated_value_cents: Schema.Int,
+  estimated_value_cents: Count,
   discovered_at: Timestamp,
   updated_at: Timestamp,
   tld: Schema.String,
   length_bucket: Schema.optionalKey(Schema.String),
   featured: Schema.optionalKey(Schema.Boolean),
   category: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  age_years: Schema.optionalKey(Schema.NullOr(Schema.Int)),
+  age_years: Schema.optionalKey(Schema.NullOr(Count)),
   backlinks: Schema.optionalKey(Schema.NullOr(Band)),
   referring_domains: Schema.optionalKey(Schema.NullOr(Band)),
   domain_authority: Schema.optionalKey(Schema.NullOr(Band)),
   snapshots: Schema.optionalKey(Band),
-  word_count: Schema.optionalKey(Schema.Int),
+  word_count: Schema.optionalKey(Count),
   spam: Schema.optionalKey(Spam),
   linked_by: Schema.optionalKey(Schema.Array(Schema.String)),
   agent_citability: Schema.optionalKey(Schema.NullOr(AgentCitabilitySchema)),

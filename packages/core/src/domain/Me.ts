@@ -1,18 +1,21 @@
 import { Schema } from "effect"
+import { Count } from "./Listing.ts"
 import { PlanName } from "./Plan.ts"
 
 const Timestamp = Schema.String.annotate({ description: "ISO 8601 instant in UTC with millisecond precision" })
+/** A ceiling: a plan's reveals per month or requests per minute. */
+const Positive = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
 /** `GET /me`: the key and the plan its owner is on right now. */
 export const MeView = Schema.Struct({
   plan: PlanName,
   reveals: Schema.Struct({
-    limit: Schema.NullOr(Schema.Int),
-    remaining: Schema.NullOr(Schema.Int),
-    used: Schema.Int,
+    limit: Schema.NullOr(Positive),
+    remaining: Schema.NullOr(Count),
+    used: Count,
     resets_at: Timestamp
   }),
-  rate_limit: Schema.Struct({ limit: Schema.Int, remaining: Schema.Int }),
+  rate_limit: Schema.Struct({ limit: Positive, remaining: Count }),
   sync_feed: Schema.Boolean,
   key: Schema.Struct({
     name: Schema.String,

@@ -65,13 +65,25 @@ export interface UpsertResult {
   readonly updated: number
 }
 
+/** The listing fields a list filter names codes of: a filter's code must be one the directory holds. */
+export type CodeField = "category" | "source"
+
 /** The directory's listings. `updatedAt` is the store's to stamp on every change of a row. */
 export class ListingStore extends Context.Service<ListingStore, {
   readonly page: (request: PageRequest) => Effect.Effect<PageResult>
   /** Any row, whatever its status. */
   readonly find: (id: ListingId) => Effect.Effect<ListingRecord | undefined>
-  /** Of `codes`, those no listing in the directory carries (active listings; drafts and tombstones do not count). */
-  readonly unknownCategories: (codes: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Of `codes`, in the order given, those no listing in the directory carries in `field` (active
+   * listings; drafts and tombstones do not count).
+   */
+  readonly unknownCodes: (field: CodeField, codes: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Up to `limit` distinct codes active listings carry in `field`, ascending in the store's
+   * order, from the first at or after `from` (`""`: from the first). Asked only when a filter
+   * names an unknown code, to list those that exist.
+   */
+  readonly knownCodes: (field: CodeField, from: string, limit: number) => Effect.Effect<ReadonlyArray<string>>
   /**
    * The `synced_at` watermark of a page, read before any row: 120 s behind the store's clock,
    * and never later than a change that may still commit.

@@ -334,22 +334,47 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.isTrue((yield* store.page(pageRequest())).anchorExists)
       })))
 
-    it.live("knows which category codes no listing in the directory carries, in the order asked", () =>
+    it.live("knows which category and source codes no listing in the directory carries, in the order asked", () =>
       run(Effect.gen(function*() {
         const store = yield* ListingStore
         yield* store.upsert([
-          listingInput("CCCCCCC1", { category: "tech" }),
-          listingInput("CCCCCCC2", { category: null }),
-          listingInput("CCCCCCC3", { category: "drafted", status: "draft" }),
-          listingInput("CCCCCCC4", { category: "gone" })
+          listingInput("CCCCCCC1", { category: "tech", source: "dropcatch" }),
+          listingInput("CCCCCCC2", { category: null, source: null }),
+          listingInput("CCCCCCC3", { category: "drafted", source: "drafted", status: "draft" }),
+          listingInput("CCCCCCC4", { category: "gone", source: "gone" })
         ])
         yield* store.delist(["CCCCCCC4" as ListingId], "sold")
-        assert.deepStrictEqual(yield* store.unknownCategories(["zeta", "tech", "drafted", "gone", "nope"]), [
+        assert.deepStrictEqual(yield* store.unknownCodes("category", ["zeta", "tech", "drafted", "gone", "nope"]), [
           "zeta",
           "drafted",
           "gone",
           "nope"
         ])
+        assert.deepStrictEqual(yield* store.unknownCodes("source", ["dropcatch", "tech", "drafted", "gone"]), ["tech", "drafted", "gone"])
+        assert.deepStrictEqual(yield* store.unknownCodes("source", []), [])
+      })))
+
+    it.live("lists the codes listings carry, each once, ascending from a given code, up to a limit", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        assert.deepStrictEqual(yield* store.knownCodes("category", "", 10), [])
+        yield* store.upsert([
+          listingInput("KKKKKKK1", { category: "travel", source: "pool" }),
+          listingInput("KKKKKKK2", { category: "food", source: "auction" }),
+          listingInput("KKKKKKK3", { category: "tech", source: "pool" }),
+          listingInput("KKKKKKK4", { category: "food", source: null }),
+          listingInput("KKKKKKK5", { category: null, source: "manual" }),
+          listingInput("KKKKKKK6", { category: "drafted", source: "drafted", status: "draft" }),
+          listingInput("KKKKKKK7", { category: "gone", source: "gone" })
+        ])
+        yield* store.delist(["KKKKKKK7" as ListingId], "blocked")
+        assert.deepStrictEqual(yield* store.knownCodes("category", "", 10), ["food", "tech", "travel"])
+        assert.deepStrictEqual(yield* store.knownCodes("category", "", 2), ["food", "tech"])
+        assert.deepStrictEqual(yield* store.knownCodes("category", "tech", 10), ["tech", "travel"])
+        assert.deepStrictEqual(yield* store.knownCodes("category", "techs", 10), ["travel"])
+        assert.deepStrictEqual(yield* store.knownCodes("category", "zzz", 10), [])
+        assert.deepStrictEqual(yield* store.knownCodes("source", "", 10), ["auction", "manual", "pool"])
+        assert.deepStrictEqual(yield* store.knownCodes("source", "b", 1), ["manual"])
       })))
 
     it.live("stamps availability and backfills only missing masks", () =>
