@@ -1,36 +1,41 @@
 import { type Ids, Listing, Operators, Plan } from "@dropshelf/core"
 import { Effect, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import * as Demo from "./Demo.ts"
+import { DropshelfConfig } from "./Config.ts"
 import { UsageError } from "./Failure.ts"
-import * as Import from "./Import.ts"
 import { emit } from "./Output.ts"
 import * as Progress from "./Progress.ts"
-import * as Runtime from "./Runtime.ts"
-import * as Seed from "./Seed.ts"
-import * as Serve from "./Serve.ts"
 
 /*
  * The `dropshelf` command tree, exactly as product.md's Operator interface table: names, flags,
- * `--json` documents. Handlers are thin: decode, call the core's Operators, print.
+ * `--json` documents. Handlers are thin: decode, call the core's Operators, print. Everything
+ * past the tree (storage, the server, import, seed) is loaded by the handler that needs it, so
+ * `--help` or a refused invocation loads none of it.
  */
+
+const load = <A>(module: () => Promise<A>): Effect.Effect<A> => Effect.promise(module)
 
 const json = Flag.Boolean("json").pipe(
   Flag.withDescription("Print exactly one JSON document on stdout instead of human text"),
   Flag.withDefault(false)
 )
 
-/** Runs `body` against the configured storage (opened, and closed when it ends). */
-const withStorage = <A, E>(body: Effect.Effect<A, E, Runtime.OperatorServices>) =>
+/**
+ * Runs `body` against the configured storage: opened here and closed when it ends, or that of
+ * the process serving the data directory (Storage.ts).
+ */
+const withStorage = <A, E>(body: Effect.Effect<A, E, Operators.Operators>) =>
   Effect.gen(function*() {
-    const config = yield* Runtime.DropshelfConfig
-    return yield* body.pipe(Effect.provide(Runtime.operatorLayer(config)))
+    const config = yield* DropshelfConfig
+    const Storage = yield* load(() => import("./Storage.ts"))
+    return yield* body.pipe(Effect.provide(Storage.operators(config)))
   })
 
 const migrate = Command.make("migrate", { json }, ({ json }) =>
   Effect.gen(function*() {
-    const config = yield* Runtime.DropshelfConfig
-    const applied = yield* Runtime.migrate(config)
+    const config = yield* DropshelfConfig
+    const Storage = yield* load(() => import("./Storage.ts"))
+    const applied = yield* Storage.migrate(config)
     yield* emit(json, { applied }, () =>
       applied.length === 0 ? "No pending migrations." : `Applied ${applied.length} migration(s): ${applied.join(", ")}`)
   })).pipe(Command.withDescription("Apply pending migrations"))
@@ -41,7 +46,8 @@ const serve = Command.make("serve", {
   host: Flag.String("host").pipe(Flag.withDescription("Bind address (default: HOST, else 127.0.0.1)"), Flag.optional)
 }, ({ host, port }) =>
   Effect.gen(function*() {
-    const config = yield* Runtime.DropshelfConfig
+    const config = yield* DropshelfConfig
+    const Serve = yield* load(() => import("./Serve.ts"))
     yield* Serve.serve({
       ...config,
       port: port._tag === "Some" ? port.value : config.port,
@@ -54,6 +60,7 @@ const importCommand = Command.make("import", {
   source: Argument.String("file").pipe(Argument.withDescription("NDJSON file, or - for standard input"))
 }, ({ json, source }) =>
   withStorage(Effect.gen(function*() {
+    const Import = yield* load(() => import("./Import.ts"))
     const progress = yield* Progress.make("import")
     const report = yield* Import.importNdjson(source, progress)
     yield* emit(json, report, () =>
@@ -162,6 +169,7 @@ const seed = Command.make("seed", {
   Effect.gen(function*() {
     if (listings < 0) return yield* new UsageError({ message: "--listings must be 0 or more" })
     return yield* withStorage(Effect.gen(function*() {
+      const Seed = yield* load(() => import("./Seed.ts"))
       const progress = yield* Progress.make("seed")
       const report = yield* Seed.seed(listings, seed, progress)
       yield* emit(json, { inserted: report.inserted }, () =>
@@ -171,7 +179,8 @@ const seed = Command.make("seed", {
 
 const demo = Command.make("demo", { json }, ({ json }) =>
   Effect.gen(function*() {
-    const config = yield* Runtime.DropshelfConfig
+    const config = yield* DropshelfConfig
+    const [Serve, Demo] = yield* load(() => Promise.all([import("./Serve.ts"), import("./Demo.ts")]))
     yield* Serve.serve(config, Demo.prepare(config, json))
   })).pipe(Command.withDescription("What `npm start` runs: a demo directory with one key per plan, then serve"))
 

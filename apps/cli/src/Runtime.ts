@@ -1,66 +1,44 @@
-import { type AvailabilityCheck, Cursor, Directory, type ListingStore, Operators, RateLimiter } from "@dropshelf/core"
-import { Server } from "@dropshelf/server"
+import { type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter } from "@dropshelf/core"
 import { StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
-import { Config, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { type Digest, Mac } from "effect/crypto"
-import type { SqlClient } from "effect/sql"
+import type { DropshelfConfig } from "./Config.ts"
 
 /**
- * Configuration → layers, in one place: every operator command, `dropshelf serve` and any other
- * start-up (the server's own main, a test) build the same storage from the same environment.
+ * Configuration → layers, in one place: every operator command that opens the storage itself,
+ * `dropshelf serve` and any other start-up (the server's own main, a test) build the same storage
+ * from the same environment. Commands load this module only when they open storage
+ * (Storage.ts decides).
  */
 
-/** The environment of product.md's Configuration table, with its defaults. */
-export interface DropshelfConfig {
-  readonly port: number
-  readonly host: string
-  /** Unset: the embedded database in `dataDir`. */
-  readonly databaseUrl: string | undefined
-  readonly dataDir: string
-  /** Unset: rate-limit counters in this process. */
-  readonly redisUrl: string | undefined
-  /** `count-only` (DROPSHELF_RATE_LIMIT, benchmarks only): count every request, refuse none. */
-  readonly rateLimitMode: "enforce" | "count-only"
-  /** How long a whole request may take to arrive (DROPSHELF_REQUEST_TIMEOUT_MS). */
-  readonly requestTimeoutMs: number
-}
+export type { DropshelfConfig } from "./Config.ts"
+export { describeStorage } from "./Config.ts"
 
-const optionalString = (name: string) =>
-  Config.String(name).pipe(
-    Config.option,
-    Config.map((value) => (value._tag === "Some" && value.value.trim() !== "" ? value.value.trim() : undefined))
-  )
-
-export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
-  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  databaseUrl: optionalString("DATABASE_URL"),
-  dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? StoreSql.DEFAULT_DATA_DIR)),
-  redisUrl: optionalString("REDIS_URL"),
-  rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
-  requestTimeoutMs: Server.requestTimeoutMsFromEnv
-})
-
-/** Where the configured storage lives, for messages. */
-export const describeStorage = (config: DropshelfConfig): string =>
-  config.databaseUrl !== undefined ? "the PostgreSQL database of DATABASE_URL" : `the data directory ${config.dataDir}`
-
-/** The SqlClient and the five storage ports, on PostgreSQL when `DATABASE_URL` is set, else embedded PGlite. */
-export const storage = (config: DropshelfConfig): Layer.Layer<StoreSql.Services, StoreSql.StoreOpenError> =>
+/**
+ * The SqlClient and the five storage ports, on PostgreSQL when `DATABASE_URL` is set, else
+ * embedded PGlite; `purpose` says how long the process will keep it (PGlite's settings).
+ */
+export const storage = (
+  config: DropshelfConfig,
+  purpose: "command" | "server" = "command"
+): Layer.Layer<StoreSql.Services, StoreSql.StoreOpenError> =>
   config.databaseUrl !== undefined
     ? StoreSql.layerServer({ url: config.databaseUrl })
-    : StoreSql.layerPglite({ dataDir: config.dataDir })
+    : StoreSql.layerPglite({
+      dataDir: config.dataDir,
+      ...(purpose === "command" ? { settings: StoreSql.PGLITE_COMMAND_SETTINGS } : {})
+    })
 
 /**
  * The storage, migrated when that is safe to do implicitly: the embedded database belongs to
  * this process alone, so it is brought up to date on open; a shared PostgreSQL server changes
  * schema only through `dropshelf migrate` (or `serve`), when the operator says so.
  */
-const migratedStorage = (config: DropshelfConfig, always: boolean) =>
-  Layer.effectDiscard(always || config.databaseUrl === undefined ? StoreSql.migrate : Effect.void).pipe(
-    Layer.provideMerge(storage(config))
+const migratedStorage = (config: DropshelfConfig, purpose: "command" | "server") =>
+  Layer.effectDiscard(purpose === "server" || config.databaseUrl === undefined ? StoreSql.migrate : Effect.void).pipe(
+    Layer.provideMerge(storage(config, purpose))
   )
 
 /**
@@ -95,13 +73,13 @@ export const layerCrypto = Layer.mergeAll(NodeCrypto.layerDigest, Mac.layerWebCr
 )
 
 /** What operator commands run against. */
-export type OperatorServices = Operators.Operators | ListingStore.ListingStore | SqlClient.SqlClient
+export type OperatorServices = Operators.Operators
 
-/** The operator use cases over the configured storage. */
+/** The operator use cases over the configured storage, opened by this process. */
 export const operatorLayer = (config: DropshelfConfig): Layer.Layer<OperatorServices, StoreSql.StoreOpenError> =>
   Operators.Operators.layer.pipe(
     Layer.provide(layerCrypto),
-    Layer.provideMerge(migratedStorage(config, false))
+    Layer.provide(migratedStorage(config, "command"))
   )
 
 /**
@@ -137,6 +115,7 @@ export type ServerServices =
   | Directory.Directory
   | RateLimiter.RateLimiter
   | OperatorServices
+  | StoreSql.Services
 
 /**
  * Everything `serve` needs, migrations applied first. `availability` is the reveal's re-check
@@ -151,7 +130,7 @@ export const serverLayer = <E>(
     Layer.provide(availability),
     Layer.provide(layerCrypto),
     Layer.provideMerge(rateLimiterLayer(config)),
-    Layer.provideMerge(migratedStorage(config, true))
+    Layer.provideMerge(migratedStorage(config, "server"))
   )
 
 /** Applies pending migrations; the names of those applied. */

@@ -82,9 +82,9 @@ const track = (child: ChildProcess) => {
   child.on("close", () => running.delete(child))
 }
 
-/** Kills what a failed or timed-out test left running (call in afterEach). */
-export const killStragglers = async () => {
-  const left = [...running]
+/** Kills what a failed or timed-out test left running (call in afterEach), but for the children in `keep`. */
+export const killStragglers = async (keep: ReadonlyArray<ChildProcess> = []) => {
+  const left = [...running].filter((child) => !keep.includes(child))
   for (const child of left) child.kill("SIGKILL")
   await Promise.all(left.map((child) => child.exitCode !== null || child.signalCode !== null
     ? undefined
