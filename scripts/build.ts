@@ -39,9 +39,11 @@ const external = ["@electric-sql/pglite", "@electric-sql/pglite/*", "wordsninja/
 
 /**
  * Builds the bundle into `outdir`. `commit` overrides the commit recorded as the one built (the
- * tests use it to make a bundle that looks built from another commit).
+ * tests use it to make a bundle that looks built from another commit). `forLauncher`: the bundle
+ * the `dropshelf` launcher keeps of the current sources (apps/cli/bin/dropshelf.js), which
+ * records no commit (it is rebuilt whenever a source changes) and prints nothing.
  */
-export const build = async (outdir: string, options: { readonly commit?: string } = {}) => {
+export const build = async (outdir: string, options: { readonly commit?: string; readonly forLauncher?: boolean } = {}) => {
   for (const earlier of ["chunks", "dropshelf.js", "dropshelf.js.map"]) rmSync(join(outdir, earlier), { recursive: true, force: true })
   const record: BuildRecord = {
     root: relative(outdir, root),
@@ -62,8 +64,8 @@ export const build = async (outdir: string, options: { readonly commit?: string 
     // CommonJS dependencies (ws, redis) call `require`, which an ES module does not have.
     banner: { js: `${shebang}\nimport { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);` },
     // What the bundle checks its checkout against at start (apps/cli/src/Staleness.ts).
-    define: { DROPSHELF_BUILD: JSON.stringify(record) },
-    logLevel: "warning"
+    define: { DROPSHELF_BUILD: options.forLauncher === true ? "undefined" : JSON.stringify(record) },
+    logLevel: options.forLauncher === true ? "silent" : "warning"
   })
   chmodSync(join(outdir, "dropshelf.js"), 0o755)
   return result

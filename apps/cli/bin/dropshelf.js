@@ -1,17 +1,28 @@
 #!/usr/bin/env -S node --max-semi-space-size=16 --no-allocation-site-pretenuring
 // The `dropshelf` binary. The node flags on the line above are the ones the server is measured
 // with (docs/operations.md, Memory); the bundle's first line copies this one (scripts/build.ts).
-// The CLI is TypeScript run by Node's type stripping. On Node 24+ it runs in this process; under
-// an older node (a machine's stock Node 20 on PATH, or a Node 22 that would warn about type
-// stripping on stderr) this launcher re-runs it, with the same node flags, on the Node 24 the
-// repo pins as its `node` devDependency. Plain JS, so any Node can read it.
+// The CLI is TypeScript. On Node 24+ this launcher runs it in this process, from a bundle of the
+// current sources that it builds on first use and again after any source changes (kept in
+// node_modules/.cache/dropshelf): loading one bundle takes a fraction of the time Node needs to
+// strip and link the several hundred source modules. Without esbuild (an install without dev
+// dependencies), or if the build fails, it runs the sources by Node's type stripping. Under an
+// older node (a machine's stock Node 20 on PATH, or a Node 22 that would warn about type
+// stripping on stderr) it re-runs itself, with the same node flags, on the Node 24 the repo pins
+// as its `node` devDependency. Plain JS, so any Node can read it.
 import { spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { existsSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
-const here = dirname(fileURLToPath(import.meta.url))
-const main = join(here, "..", "src", "launch.ts")
+const launcher = fileURLToPath(import.meta.url)
+const here = dirname(launcher)
+const root = join(here, "..", "..", "..")
+const sources = join(here, "..", "src", "launch.ts")
+const cache = join(root, "node_modules", ".cache", "dropshelf")
+
+/** A bundle no run has used for this long is removed (a server may still load chunks from its own). */
+const UNUSED_FOR_MS = 24 * 60 * 60 * 1000
 
 const [major, minor] = process.versions.node.split(".").map(Number)
 const stripsTypes = major > 22 || (major === 22 && minor >= 19)
@@ -26,15 +37,74 @@ const pinnedNode = () => {
   }
 }
 
+/** What the bundle is built from: every workspace's sources, the lock file, the build itself. */
+const fingerprint = () => {
+  const hash = createHash("sha256")
+  const add = (path) => {
+    const info = statSync(path)
+    if (info.isDirectory()) {
+      for (const name of readdirSync(path).sort()) add(join(path, name))
+    } else {
+      hash.update(`${path}\0${info.size}\0${info.mtimeMs}\n`)
+    }
+  }
+  for (const workspaces of ["apps", "packages"]) {
+    for (const name of readdirSync(join(root, workspaces)).sort()) {
+      const workspace = join(root, workspaces, name)
+      if (existsSync(join(workspace, "src"))) add(join(workspace, "src"))
+      if (existsSync(join(workspace, "package.json"))) add(join(workspace, "package.json"))
+    }
+  }
+  for (const file of ["package.json", "package-lock.json", join("scripts", "build.ts"), join("apps", "cli", "bin", "dropshelf.js")]) {
+    if (existsSync(join(root, file))) add(join(root, file))
+  }
+  return hash.digest("hex").slice(0, 16)
+}
+
+const removeUnused = (keep) => {
+  for (const name of readdirSync(cache)) {
+    const path = join(cache, name)
+    if (name !== keep && Date.now() - statSync(path).mtimeMs > UNUSED_FOR_MS) rmSync(path, { recursive: true, force: true })
+  }
+}
+
+/** The bundle of the current sources, built now if there is none; `undefined` when it cannot be had. */
+const currentBundle = async () => {
+  try {
+    const key = fingerprint()
+    const dir = join(cache, key)
+    const bundle = join(dir, "dropshelf.js")
+    if (existsSync(bundle)) {
+      const now = new Date()
+      utimesSync(dir, now, now)
+      return bundle
+    }
+    // Built aside and renamed into place, so a concurrent run sees a whole bundle or none.
+    const building = join(cache, `${key}.${process.pid}.building`)
+    const { build } = await import(pathToFileURL(join(root, "scripts", "build.ts")).href)
+    await build(building, { forLauncher: true })
+    try {
+      renameSync(building, dir)
+    } catch {
+      rmSync(building, { recursive: true, force: true }) // another run put the same bundle there first
+    }
+    removeUnused(key)
+    return existsSync(bundle) ? bundle : undefined
+  } catch {
+    return undefined
+  }
+}
+
 const node = stripsTypesQuietly ? undefined : pinnedNode()
 if (node === undefined && stripsTypes) {
-  await import(main)
+  const bundle = stripsTypesQuietly ? await currentBundle() : undefined
+  await import(bundle === undefined ? sources : pathToFileURL(bundle).href)
 } else {
   if (node === undefined) {
     process.stderr.write(`dropshelf: needs Node >= 22.19 (this is ${process.version}) and found no pinned node in node_modules; run npm install\n`)
     process.exit(1)
   }
-  const child = spawn(node, [...process.execArgv, main, ...process.argv.slice(2)], { stdio: "inherit" })
+  const child = spawn(node, [...process.execArgv, launcher, ...process.argv.slice(2)], { stdio: "inherit" })
   // The child is in our process group, so a terminal's Ctrl-C reaches it directly; a signal sent
   // to this pid alone (kill, a supervisor) is passed on. Either way we wait for its exit.
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {

@@ -1,4 +1,4 @@
-import { type Ids, Listing, Operators, Plan } from "@dropshelf/core"
+import type { Ids, Listing, Operators, Plan } from "@dropshelf/core"
 import { Effect, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { DropshelfConfig } from "./Config.ts"
@@ -14,6 +14,21 @@ import * as Progress from "./Progress.ts"
  */
 
 const load = <A>(module: () => Promise<A>): Effect.Effect<A> => Effect.promise(module)
+
+/** Exactly the members of `Union`, or a compile error naming what is missing or extra. */
+type Exactly<Union, Values extends ReadonlyArray<unknown>> = [Exclude<Union, Values[number]>, Exclude<Values[number], Union>] extends
+  [never, never] ? Values : { readonly missing: Exclude<Union, Values[number]>; readonly extra: Exclude<Values[number], Union> }
+
+/*
+ * The values flags accept, spelled here so that `--help` and a refused invocation need not load
+ * the core; the compiler holds them equal to the core's.
+ */
+const PLAN_NAMES = ["free", "pro", "business"] as const satisfies Exactly<Plan.PlanName, ["free", "pro", "business"]>
+const STORED_PLANS = ["free", "pro", "business", "lapsed"] as const satisfies Exactly<Plan.StoredPlan, ["free", "pro", "business", "lapsed"]>
+const DELIST_REASONS = ["sold", "blocked", "delisted"] as const satisfies Exactly<Listing.DelistReason, ["sold", "blocked", "delisted"]>
+
+/** The core's operator use cases, loaded with it. */
+const operatorsTag = load(() => import("@dropshelf/core")).pipe(Effect.flatMap(({ Operators }) => Effect.service(Operators.Operators)))
 
 const json = Flag.Boolean("json").pipe(
   Flag.withDescription("Print exactly one JSON document on stdout instead of human text"),
@@ -80,13 +95,13 @@ const delist = Command.make("delist", {
     Argument.variadic({ min: 1 }),
     Argument.withDescription("Listing ids")
   ),
-  reason: Flag.Literals("reason", Listing.DELIST_REASONS).pipe(
+  reason: Flag.Literals("reason", DELIST_REASONS).pipe(
     Flag.withDescription("Why the listings leave the directory"),
     Flag.withDefault("delisted")
   )
 }, ({ ids, json, reason }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const delisted = yield* operators.delist(ids as ReadonlyArray<Ids.ListingId>, reason)
     yield* emit(json, { delisted }, () =>
       delisted.length === 0
@@ -97,10 +112,10 @@ const delist = Command.make("delist", {
 const accountsCreate = Command.make("create", {
   json,
   name: Flag.String("name").pipe(Flag.withDescription("Account label")),
-  plan: Flag.Literals("plan", Plan.PlanName.literals).pipe(Flag.withDescription("Plan"))
+  plan: Flag.Literals("plan", PLAN_NAMES).pipe(Flag.withDescription("Plan"))
 }, ({ json, name, plan }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const account = yield* operators.createAccount(name, plan)
     yield* emit(json, { id: account.id, plan: account.plan }, () => `Created account ${account.id} (${account.name}) on plan ${account.plan}.`)
   }))).pipe(Command.withDescription("Create an account"))
@@ -108,10 +123,10 @@ const accountsCreate = Command.make("create", {
 const accountsSetPlan = Command.make("set-plan", {
   json,
   accountId: Argument.String("account-id"),
-  plan: Argument.Literals("plan", Plan.StoredPlan.literals)
+  plan: Argument.Literals("plan", STORED_PLANS)
 }, ({ accountId, json, plan }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const account = yield* operators.setPlan(accountId, plan)
     yield* emit(json, { id: account.id, plan: account.plan }, () =>
       `Account ${account.id} is now on plan ${account.plan}${account.plan === "lapsed" ? " (reads as free)" : ""}.`)
@@ -128,7 +143,7 @@ const keysCreate = Command.make("create", {
   name: Flag.String("name").pipe(Flag.withDescription("Key label"))
 }, ({ accountId, json, name }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const { key, secret } = yield* operators.createKey(accountId, name)
     yield* emit(json, { key: secret, prefix: key.prefix, name: key.name }, () =>
       [`${secret}`, `Key ${key.prefix}… (${key.name}) for account ${key.accountId}. The secret above is shown once: store it now.`].join("\n"))
@@ -139,7 +154,7 @@ const keysRevoke = Command.make("revoke", {
   prefix: Argument.String("prefix")
 }, ({ json, prefix }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const key = yield* operators.revokeKey(prefix)
     yield* emit(json, { revoked: key.prefix }, () => `Revoked key ${key.prefix}.`)
   }))).pipe(Command.withDescription("Revoke an API key"))
@@ -151,7 +166,7 @@ const keys = Command.make("keys").pipe(
 
 const masksBackfill = Command.make("backfill", { json }, ({ json }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const updated = yield* operators.backfillMasks
     yield* emit(json, { updated }, () => `Computed mask_hint on ${updated} listing(s).`)
   }))).pipe(Command.withDescription("Compute mask_hint where it is null"))

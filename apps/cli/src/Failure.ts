@@ -21,6 +21,9 @@ export const ExitCode = {
   interrupted: 130
 } as const
 
+/** Set once a server is up: a signal then ends the process normally (exit 0), not as an interruption. */
+export const stopsOnSignal = { gracefully: false }
+
 /** A bad invocation detected by a command itself (a missing file, a value out of range). */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   message: Schema.String

@@ -2,6 +2,7 @@ import { type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter } fro
 import { StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
+import { setFlagsFromString } from "node:v8"
 import { Effect, Layer } from "effect"
 import { type Digest, Mac } from "effect/crypto"
 import type { DropshelfConfig } from "./Config.ts"
@@ -26,10 +27,21 @@ export const storage = (
 ): Layer.Layer<StoreSql.Services, StoreSql.StoreOpenError> =>
   config.databaseUrl !== undefined
     ? StoreSql.layerServer({ url: config.databaseUrl })
-    : StoreSql.layerPglite({
-      dataDir: config.dataDir,
-      ...(purpose === "command" ? { settings: StoreSql.PGLITE_COMMAND_SETTINGS } : {})
-    })
+    : purpose === "server"
+    ? StoreSql.layerPglite({ dataDir: config.dataDir })
+    : StoreSql.layerPglite({ dataDir: config.dataDir, settings: StoreSql.PGLITE_COMMAND_SETTINGS }).pipe(
+      Layer.provide(Layer.effectDiscard(Effect.sync(keepWasmOnFirstTier)))
+    )
+
+/**
+ * V8 compiles PGlite's WebAssembly fast (Liftoff), then recompiles the functions that run most
+ * with its optimising compiler on background threads; opening the database is enough to start
+ * that, and a process that exits waits for it: seconds of CPU and hundreds of MB for a command
+ * that runs a few statements. A one-command process raises the bar for recompiling; a long one
+ * (a large import) still gets there. Read when the module is compiled, so set just before
+ * (docs/decisions/0300-cli.md). `serve` keeps V8's default.
+ */
+const keepWasmOnFirstTier = () => setFlagsFromString("--wasm-tiering-budget=1000000000")
 
 /**
  * The storage, migrated when that is safe to do implicitly: the embedded database belongs to

@@ -3,12 +3,10 @@ import { StoreSql } from "@dropshelf/store-sql"
 import { Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
+import { stopsOnSignal } from "./Failure.ts"
 import * as OperatorSocket from "./OperatorSocket.ts"
 import { note } from "./Output.ts"
 import * as Runtime from "./Runtime.ts"
-
-/** Set once a server is up: a signal then ends the process normally (exit 0), not as an interruption. */
-export const stopsOnSignal = { gracefully: false }
 
 /**
  * `dropshelf serve` (and the end of `npm start`): migrate, run `before` against the same open
