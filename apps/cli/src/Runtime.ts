@@ -26,7 +26,10 @@ export const storage = (
   purpose: "command" | "server" = "command"
 ): Layer.Layer<StoreSql.Services, StoreSql.StoreOpenError> =>
   config.databaseUrl !== undefined
-    ? StoreSql.layerServer({ url: config.databaseUrl })
+    ? purpose === "server"
+      ? StoreSql.layerServer({ url: config.databaseUrl })
+      // A command keeps no key look-ups long enough to need telling of changes: no listener.
+      : StoreSql.layerStores.pipe(Layer.provideMerge(StoreSql.layerServerClient({ url: config.databaseUrl })))
     : purpose === "server"
     ? StoreSql.layerPglite({ dataDir: config.dataDir })
     : StoreSql.layerPglite({ dataDir: config.dataDir, settings: StoreSql.PGLITE_COMMAND_SETTINGS }).pipe(
