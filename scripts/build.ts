@@ -60,7 +60,7 @@ export const build = async (outdir: string, options: { readonly commit?: string;
     chunkNames: "chunks/[name]-[hash]",
     external,
     // Not minified: the gain in memory was nil (measured) and stack traces stay readable.
-    sourcemap: "linked",
+    sourcemap: options.forLauncher === true ? false : "linked",
     // CommonJS dependencies (ws, redis) call `require`, which an ES module does not have.
     banner: { js: `${shebang}\nimport { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);` },
     // What the bundle checks its checkout against at start (apps/cli/src/Staleness.ts).

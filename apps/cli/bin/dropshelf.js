@@ -3,15 +3,17 @@
 // with (docs/operations.md, Memory); the bundle's first line copies this one (scripts/build.ts).
 // The CLI is TypeScript. On Node 24+ this launcher runs it in this process, from a bundle of the
 // current sources that it builds on first use and again after any source changes (kept in
-// node_modules/.cache/dropshelf): loading one bundle takes a fraction of the time Node needs to
-// strip and link the several hundred source modules. Without esbuild (an install without dev
+// node_modules/.cache/dropshelf, an older one removed once no process runs it): loading one
+// bundle takes a fraction of the time Node needs to strip and link the several hundred source
+// modules. Without esbuild (an install without dev
 // dependencies), or if the build fails, it runs the sources by Node's type stripping. Under an
 // older node (a machine's stock Node 20 on PATH, or a Node 22 that would warn about type
 // stripping on stderr) it re-runs itself, with the same node flags, on the Node 24 the repo pins
 // as its `node` devDependency. Plain JS, so any Node can read it.
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { existsSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { enableCompileCache } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
@@ -21,8 +23,8 @@ const root = join(here, "..", "..", "..")
 const sources = join(here, "..", "src", "launch.ts")
 const cache = join(root, "node_modules", ".cache", "dropshelf")
 
-/** A bundle no run has used for this long is removed (a server may still load chunks from its own). */
-const UNUSED_FOR_MS = 24 * 60 * 60 * 1000
+/** An older bundle is removed once no process runs it (a server loads some chunks late) and none chose it this long ago. */
+const SETTLED_MS = 60 * 1000
 
 const [major, minor] = process.versions.node.split(".").map(Number)
 const stripsTypes = major > 22 || (major === 22 && minor >= 19)
@@ -61,10 +63,33 @@ const fingerprint = () => {
   return hash.digest("hex").slice(0, 16)
 }
 
-const removeUnused = (keep) => {
+const isAlive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === "EPERM"
+  }
+}
+
+/** Marks `dir` as run by this process until it exits (`<dir>/running/<pid>`). */
+const markRunning = (dir) => {
+  const running = join(dir, "running")
+  mkdirSync(running, { recursive: true })
+  const mark = join(running, String(process.pid))
+  writeFileSync(mark, "")
+  process.on("exit", () => rmSync(mark, { force: true }))
+  const now = new Date()
+  utimesSync(dir, now, now)
+}
+
+const removeOthers = (keep) => {
   for (const name of readdirSync(cache)) {
     const path = join(cache, name)
-    if (name !== keep && Date.now() - statSync(path).mtimeMs > UNUSED_FOR_MS) rmSync(path, { recursive: true, force: true })
+    if (name === keep || name.endsWith(".building") || Date.now() - statSync(path).mtimeMs < SETTLED_MS) continue
+    const running = join(path, "running")
+    const pids = existsSync(running) ? readdirSync(running).map(Number) : []
+    if (!pids.some(isAlive)) rmSync(path, { recursive: true, force: true })
   }
 }
 
@@ -75,8 +100,7 @@ const currentBundle = async () => {
     const dir = join(cache, key)
     const bundle = join(dir, "dropshelf.js")
     if (existsSync(bundle)) {
-      const now = new Date()
-      utimesSync(dir, now, now)
+      markRunning(dir)
       return bundle
     }
     // Built aside and renamed into place, so a concurrent run sees a whole bundle or none.
@@ -88,8 +112,10 @@ const currentBundle = async () => {
     } catch {
       rmSync(building, { recursive: true, force: true }) // another run put the same bundle there first
     }
-    removeUnused(key)
-    return existsSync(bundle) ? bundle : undefined
+    if (!existsSync(bundle)) return undefined
+    markRunning(dir)
+    removeOthers(key)
+    return bundle
   } catch {
     return undefined
   }
@@ -98,6 +124,14 @@ const currentBundle = async () => {
 const node = stripsTypesQuietly ? undefined : pinnedNode()
 if (node === undefined && stripsTypes) {
   const bundle = stripsTypesQuietly ? await currentBundle() : undefined
+  if (bundle !== undefined) {
+    // V8's compiled code for the bundle's modules, kept beside it: the next run skips compiling them.
+    try {
+      enableCompileCache(join(dirname(bundle), "compiled"))
+    } catch {
+      // an older Node, or an unwritable cache: compile as usual
+    }
+  }
   await import(bundle === undefined ? sources : pathToFileURL(bundle).href)
 } else {
   if (node === undefined) {

@@ -133,7 +133,7 @@ const protocol = (path: string) =>
 
 /** The connection is gone (the serving process stopped mid-call): the storage is unusable for this command. */
 const lost = (holder: string) => (error: { readonly message: string }) =>
-  Effect.die(new StorageUnavailable({ message: `lost the ${holder}: ${error.message}` }))
+  Effect.die(new StorageUnavailable({ message: `lost the connection to the ${holder} before the command finished: ${error.message}` }))
 
 /**
  * The core's `Operators`, each use case run by the process serving at `path` (`holder` names it

@@ -18,7 +18,7 @@ const TIMEOUT = { timeout: 240_000 }
 export const operatorSuite = (
   name: string,
   make: () => Promise<Target>,
-  /** Another way in than Node 24 on the sources (the bundle of `npm run build`), named by `through`. */
+  /** Another way in than Node 24 on the launcher (the bundle of `npm run build`), named by `through`. */
   via?: RunOptions["via"] & { readonly through: string },
   /**
    * Run every command beside a `dropshelf serve` of the same storage, started before the first
