@@ -13,7 +13,8 @@
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
-import { enableCompileCache } from "node:module"
+// A namespace: Node 20 (which this file must still start on) has no enableCompileCache to import by name.
+import * as Module from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
@@ -127,7 +128,7 @@ if (node === undefined && stripsTypes) {
   if (bundle !== undefined) {
     // V8's compiled code for the bundle's modules, kept beside it: the next run skips compiling them.
     try {
-      enableCompileCache(join(dirname(bundle), "compiled"))
+      Module.enableCompileCache?.(join(dirname(bundle), "compiled"))
     } catch {
       // an older Node, or an unwritable cache: compile as usual
     }
