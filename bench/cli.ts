@@ -93,10 +93,18 @@ const measure = (
   after?: (sample: Sample) => void
 ) => {
   const samples: Array<Sample> = []
-  for (let run = 0; run <= RUNS; run++) {
-    const sample = timeOnce(command, env)
-    after?.(sample)
-    if (run > 0) samples.push(sample)
+  try {
+    for (let run = 0; run <= RUNS; run++) {
+      const sample = timeOnce(command, env)
+      after?.(sample)
+      if (run > 0) samples.push(sample)
+    }
+  } catch (error) {
+    // A command that fails here (an older build refusing to run beside a server) is a result too.
+    const row = [backend, label, `fails: ${String(error instanceof Error ? error.message : error).split("\n")[0]}`, "", "", "", ""]
+    rows.push(row)
+    console.error(row.join("  "))
+    return
   }
   report(backend, label, samples)
 }
@@ -109,7 +117,15 @@ const dropshelfJson = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): any
 
 /** keys create, each key revoked before the next run so the account stays under its plan's ceiling. */
 const keysCreate = (backend: string, via: string, command: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => {
-  const account = dropshelfJson(["accounts", "create", "--name", "bench", "--plan", "business"], env)
+  let account: { id: string }
+  try {
+    account = dropshelfJson(["accounts", "create", "--name", "bench", "--plan", "business"], env)
+  } catch (error) {
+    const row = [backend, `${via} keys create`, `fails: ${String(error instanceof Error ? error.message : error).split("\n")[0]}`, "", "", "", ""]
+    rows.push(row)
+    console.error(row.join("  "))
+    return
+  }
   measure(backend, `${via} keys create`, [...command, "keys", "create", account.id, "--name", "bench", "--json"], env, (sample) => {
     dropshelfJson(["keys", "revoke", JSON.parse(sample.stdout).prefix], env)
   })
