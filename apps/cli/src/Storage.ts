@@ -13,7 +13,7 @@ import type { DropshelfConfig } from "./Config.ts"
  */
 
 /** How long a holder may take, from taking the lock, to open its endpoint (PGlite's start, migrations). */
-export const STARTING_GRACE = Duration.seconds(30)
+export const STARTING_GRACE = Duration.seconds(60)
 
 const POLL = Duration.millis(100)
 
