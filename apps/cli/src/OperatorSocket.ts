@@ -5,9 +5,9 @@ import { Duration, Effect, Layer, Schema } from "effect"
 import { Rpc, RpcClient, RpcGroup, RpcSerialization, RpcServer } from "effect/rpc"
 import { createHash } from "node:crypto"
 import { connect } from "node:net"
-import { unlinkSync } from "node:fs"
+import { lstatSync, mkdirSync, unlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { StorageUnavailable } from "./Failure.ts"
 
 /*
@@ -24,13 +24,32 @@ export const SOCKET_FILE = "dropshelf.sock"
 /** A unix socket's path has room for about 104 bytes; a longer one goes to the temp directory. */
 const MAX_SOCKET_PATH = 100
 
+/**
+ * The folder of the sockets that do not fit in their data directory: this user's own, in the
+ * temp directory, so that no other user can put a socket where a command will look.
+ */
+const privateSocketDir = () => join(tmpdir(), `dropshelf-${process.getuid?.() ?? "user"}`)
+
 /** Where the process holding `dataDir` listens; the same for the server and every command. */
 export const socketPath = (dataDir: string): string => {
   const dir = resolve(dataDir)
   const digest = createHash("sha256").update(dir).digest("hex").slice(0, 16)
   if (process.platform === "win32") return `\\\\.\\pipe\\dropshelf-${digest}`
   const inDir = join(dir, SOCKET_FILE)
-  return Buffer.byteLength(inDir) <= MAX_SOCKET_PATH ? inDir : join(tmpdir(), `dropshelf-${digest}.sock`)
+  return Buffer.byteLength(inDir) <= MAX_SOCKET_PATH ? inDir : join(privateSocketDir(), `${digest}.sock`)
+}
+
+/** A socket outside its data directory is used only in a folder this user owns and alone may write. */
+const trusted = (path: string, create: boolean): boolean => {
+  const dir = privateSocketDir()
+  if (dirname(path) !== dir) return true
+  try {
+    if (create) mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const info = lstatSync(dir)
+    return info.isDirectory() && info.uid === process.getuid?.() && (info.mode & 0o077) === 0
+  } catch {
+    return false
+  }
 }
 
 /** Records of the core travel as their JSON; both ends are the same build. */
@@ -95,9 +114,10 @@ export const layerServer = (
     Layer.provide(handlers),
     Layer.provide(RpcServer.layerProtocolSocketServer),
     Layer.provide(RpcSerialization.layerNdjson),
-    Layer.provide(Layer.unwrap(Effect.sync(() => {
+    Layer.provide(Layer.unwrap(Effect.suspend(() => {
+      if (!trusted(path, true)) return Effect.die(new Error(`${dirname(path)} is not this user's own folder`))
       if (process.platform !== "win32") removeQuietly(path)
-      return listening
+      return Effect.succeed(listening)
     }))),
     // Not listening is no reason to stop serving the API: operator commands then say the
     // directory is in use, as they would without this endpoint.
@@ -108,6 +128,10 @@ export const layerServer = (
 /** Whether something accepts connections at `path` now (a quick connect, then hang up). */
 export const answers = (path: string): Effect.Effect<boolean> =>
   Effect.callback<boolean>((resume) => {
+    if (!trusted(path, false)) {
+      resume(Effect.succeed(false))
+      return
+    }
     const socket = connect({ path })
     socket.once("connect", () => {
       socket.destroy()
