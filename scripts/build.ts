@@ -44,9 +44,11 @@ if (minimumOf(engines) === undefined) throw new Error(`package.json engines.node
 
 /**
  * Builds the bundle into `outdir`. `commit` overrides the commit recorded as the one built (the
- * tests use it to make a bundle that looks built from another commit).
+ * tests use it to make a bundle that looks built from another commit). `forLauncher`: the bundle
+ * the `dropshelf` launcher keeps of the current sources (apps/cli/bin/dropshelf.js), which
+ * records no commit (it is rebuilt whenever a source changes) and prints nothing.
  */
-export const build = async (outdir: string, options: { readonly commit?: string } = {}) => {
+export const build = async (outdir: string, options: { readonly commit?: string; readonly forLauncher?: boolean } = {}) => {
   for (const earlier of ["chunks", "dropshelf.js", "dropshelf.js.map"]) rmSync(join(outdir, earlier), { recursive: true, force: true })
   const record: BuildRecord = {
     root: relative(outdir, root),
@@ -63,13 +65,16 @@ export const build = async (outdir: string, options: { readonly commit?: string 
     chunkNames: "chunks/[name]-[hash]",
     external,
     // Not minified: the gain in memory was nil (measured) and stack traces stay readable.
-    sourcemap: "linked",
+    sourcemap: options.forLauncher === true ? false : "linked",
     // CommonJS dependencies (ws, redis) call `require`, which an ES module does not have.
     banner: { js: `${shebang}\nimport { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);` },
     // What the bundle checks its checkout (apps/cli/src/Staleness.ts) and its Node
     // (apps/cli/src/NodeSupport.ts) against at start.
-    define: { DROPSHELF_BUILD: JSON.stringify(record), DROPSHELF_ENGINES: JSON.stringify(engines) },
-    logLevel: "warning"
+    define: {
+      DROPSHELF_BUILD: options.forLauncher === true ? "undefined" : JSON.stringify(record),
+      DROPSHELF_ENGINES: JSON.stringify(engines)
+    },
+    logLevel: options.forLauncher === true ? "silent" : "warning"
   })
   chmodSync(join(outdir, "dropshelf.js"), 0o755)
   return result

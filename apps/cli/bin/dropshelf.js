@@ -1,17 +1,31 @@
 #!/usr/bin/env -S node --max-semi-space-size=16 --no-allocation-site-pretenuring
 // The `dropshelf` binary. The node flags on the line above are the ones the server is measured
 // with (docs/operations.md, Memory); the bundle's first line copies this one (scripts/build.ts).
-// The CLI is TypeScript run by Node's type stripping. On Node 24+ it runs in this process; under
-// an older node (a machine's stock Node 20 on PATH, or a Node 22 that would warn about type
-// stripping on stderr) this launcher re-runs it, with the same node flags, on the Node 24 the
-// repo pins as its `node` devDependency. Plain JS, so any Node can read it.
+// The CLI is TypeScript. On Node 24+ this launcher runs it in this process, from a bundle of the
+// current sources that it builds on first use and again after any source changes (kept in
+// node_modules/.cache/dropshelf, an older one removed once no process runs it): loading one
+// bundle takes a fraction of the time Node needs to strip and link the several hundred source
+// modules. Without esbuild (an install without dev
+// dependencies), or if the build fails, it runs the sources by Node's type stripping. Under an
+// older node (a machine's stock Node 20 on PATH, or a Node 22 that would warn about type
+// stripping on stderr) it re-runs itself, with the same node flags, on the Node 24 the repo pins
+// as its `node` devDependency. Plain JS, so any Node can read it.
 import { spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+// A namespace: Node 20 (which this file must still start on) has no enableCompileCache to import by name.
+import * as Module from "node:module"
 import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
-const here = dirname(fileURLToPath(import.meta.url))
-const main = join(here, "..", "src", "launch.ts")
+const launcher = fileURLToPath(import.meta.url)
+const here = dirname(launcher)
+const root = join(here, "..", "..", "..")
+const sources = join(here, "..", "src", "launch.ts")
+const cache = join(root, "node_modules", ".cache", "dropshelf")
+
+/** An older bundle is removed once no process runs it (a server loads some chunks late) and none chose it this long ago. */
+const SETTLED_MS = 60 * 1000
 
 const [major, minor] = process.versions.node.split(".").map(Number)
 const stripsTypes = major > 22 || (major === 22 && minor >= 19)
@@ -26,15 +40,106 @@ const pinnedNode = () => {
   }
 }
 
+/** What the bundle is built from: every workspace's sources, the lock file, the build itself. */
+const fingerprint = () => {
+  const hash = createHash("sha256")
+  const add = (path) => {
+    const info = statSync(path)
+    if (info.isDirectory()) {
+      for (const name of readdirSync(path).sort()) add(join(path, name))
+    } else {
+      hash.update(`${path}\0${info.size}\0${info.mtimeMs}\n`)
+    }
+  }
+  for (const workspaces of ["apps", "packages"]) {
+    for (const name of readdirSync(join(root, workspaces)).sort()) {
+      const workspace = join(root, workspaces, name)
+      if (existsSync(join(workspace, "src"))) add(join(workspace, "src"))
+      if (existsSync(join(workspace, "package.json"))) add(join(workspace, "package.json"))
+    }
+  }
+  for (const file of ["package.json", "package-lock.json", join("scripts", "build.ts"), join("apps", "cli", "bin", "dropshelf.js")]) {
+    if (existsSync(join(root, file))) add(join(root, file))
+  }
+  return hash.digest("hex").slice(0, 16)
+}
+
+const isAlive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === "EPERM"
+  }
+}
+
+/** Marks `dir` as run by this process until it exits (`<dir>/running/<pid>`). */
+const markRunning = (dir) => {
+  const running = join(dir, "running")
+  mkdirSync(running, { recursive: true })
+  const mark = join(running, String(process.pid))
+  writeFileSync(mark, "")
+  process.on("exit", () => rmSync(mark, { force: true }))
+  const now = new Date()
+  utimesSync(dir, now, now)
+}
+
+const removeOthers = (keep) => {
+  for (const name of readdirSync(cache)) {
+    const path = join(cache, name)
+    if (name === keep || name.endsWith(".building") || Date.now() - statSync(path).mtimeMs < SETTLED_MS) continue
+    const running = join(path, "running")
+    const pids = existsSync(running) ? readdirSync(running).map(Number) : []
+    if (!pids.some(isAlive)) rmSync(path, { recursive: true, force: true })
+  }
+}
+
+/** The bundle of the current sources, built now if there is none; `undefined` when it cannot be had. */
+const currentBundle = async () => {
+  try {
+    const key = fingerprint()
+    const dir = join(cache, key)
+    const bundle = join(dir, "dropshelf.js")
+    if (existsSync(bundle)) {
+      markRunning(dir)
+      return bundle
+    }
+    // Built aside and renamed into place, so a concurrent run sees a whole bundle or none.
+    const building = join(cache, `${key}.${process.pid}.building`)
+    const { build } = await import(pathToFileURL(join(root, "scripts", "build.ts")).href)
+    await build(building, { forLauncher: true })
+    try {
+      renameSync(building, dir)
+    } catch {
+      rmSync(building, { recursive: true, force: true }) // another run put the same bundle there first
+    }
+    if (!existsSync(bundle)) return undefined
+    markRunning(dir)
+    removeOthers(key)
+    return bundle
+  } catch {
+    return undefined
+  }
+}
+
 const node = stripsTypesQuietly ? undefined : pinnedNode()
 if (node === undefined && stripsTypes) {
-  await import(main)
+  const bundle = stripsTypesQuietly ? await currentBundle() : undefined
+  if (bundle !== undefined) {
+    // V8's compiled code for the bundle's modules, kept beside it: the next run skips compiling them.
+    try {
+      Module.enableCompileCache?.(join(dirname(bundle), "compiled"))
+    } catch {
+      // an older Node, or an unwritable cache: compile as usual
+    }
+  }
+  await import(bundle === undefined ? sources : pathToFileURL(bundle).href)
 } else {
   if (node === undefined) {
     process.stderr.write(`dropshelf: needs Node >= 22.19 (this is ${process.version}) and found no pinned node in node_modules; run npm install\n`)
     process.exit(1)
   }
-  const child = spawn(node, [...process.execArgv, main, ...process.argv.slice(2)], { stdio: "inherit" })
+  const child = spawn(node, [...process.execArgv, launcher, ...process.argv.slice(2)], { stdio: "inherit" })
   // The child is in our process group, so a terminal's Ctrl-C reaches it directly; a signal sent
   // to this pid alone (kill, a supervisor) is passed on. Either way we wait for its exit.
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {

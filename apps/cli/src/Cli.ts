@@ -1,36 +1,56 @@
-import { type Ids, Listing, Operators, Plan } from "@dropshelf/core"
+import type { Ids, Listing, Operators, Plan } from "@dropshelf/core"
 import { Effect, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import * as Demo from "./Demo.ts"
+import { DropshelfConfig } from "./Config.ts"
 import { UsageError } from "./Failure.ts"
-import * as Import from "./Import.ts"
 import { emit } from "./Output.ts"
 import * as Progress from "./Progress.ts"
-import * as Runtime from "./Runtime.ts"
-import * as Seed from "./Seed.ts"
-import * as Serve from "./Serve.ts"
 
 /*
  * The `dropshelf` command tree, exactly as product.md's Operator interface table: names, flags,
- * `--json` documents. Handlers are thin: decode, call the core's Operators, print.
+ * `--json` documents. Handlers are thin: decode, call the core's Operators, print. Everything
+ * past the tree (storage, the server, import, seed) is loaded by the handler that needs it, so
+ * `--help` or a refused invocation loads none of it.
  */
+
+const load = <A>(module: () => Promise<A>): Effect.Effect<A> => Effect.promise(module)
+
+/** Exactly the members of `Union`, or a compile error naming what is missing or extra. */
+type Exactly<Union, Values extends ReadonlyArray<unknown>> = [Exclude<Union, Values[number]>, Exclude<Values[number], Union>] extends
+  [never, never] ? Values : { readonly missing: Exclude<Union, Values[number]>; readonly extra: Exclude<Values[number], Union> }
+
+/*
+ * The values flags accept, spelled here so that `--help` and a refused invocation need not load
+ * the core; the compiler holds them equal to the core's.
+ */
+const PLAN_NAMES = ["free", "pro", "business"] as const satisfies Exactly<Plan.PlanName, ["free", "pro", "business"]>
+const STORED_PLANS = ["free", "pro", "business", "lapsed"] as const satisfies Exactly<Plan.StoredPlan, ["free", "pro", "business", "lapsed"]>
+const DELIST_REASONS = ["sold", "blocked", "delisted"] as const satisfies Exactly<Listing.DelistReason, ["sold", "blocked", "delisted"]>
+
+/** The core's operator use cases, loaded with it. */
+const operatorsTag = load(() => import("@dropshelf/core")).pipe(Effect.flatMap(({ Operators }) => Effect.service(Operators.Operators)))
 
 const json = Flag.Boolean("json").pipe(
   Flag.withDescription("Print exactly one JSON document on stdout instead of human text"),
   Flag.withDefault(false)
 )
 
-/** Runs `body` against the configured storage (opened, and closed when it ends). */
-const withStorage = <A, E>(body: Effect.Effect<A, E, Runtime.OperatorServices>) =>
+/**
+ * Runs `body` against the configured storage: opened here and closed when it ends, or that of
+ * the process serving the data directory (Storage.ts).
+ */
+const withStorage = <A, E>(body: Effect.Effect<A, E, Operators.Operators>) =>
   Effect.gen(function*() {
-    const config = yield* Runtime.DropshelfConfig
-    return yield* body.pipe(Effect.provide(Runtime.operatorLayer(config)))
+    const config = yield* DropshelfConfig
+    const Storage = yield* load(() => import("./Storage.ts"))
+    return yield* body.pipe(Effect.provide(Storage.operators(config)))
   })
 
 const migrate = Command.make("migrate", { json }, ({ json }) =>
   Effect.gen(function*() {
-    const config = yield* Runtime.DropshelfConfig
-    const applied = yield* Runtime.migrate(config)
+    const config = yield* DropshelfConfig
+    const Storage = yield* load(() => import("./Storage.ts"))
+    const applied = yield* Storage.migrate(config)
     yield* emit(json, { applied }, () =>
       applied.length === 0 ? "No pending migrations." : `Applied ${applied.length} migration(s): ${applied.join(", ")}`)
   })).pipe(Command.withDescription("Apply pending migrations"))
@@ -41,7 +61,8 @@ const serve = Command.make("serve", {
   host: Flag.String("host").pipe(Flag.withDescription("Bind address (default: HOST, else 127.0.0.1)"), Flag.optional)
 }, ({ host, port }) =>
   Effect.gen(function*() {
-    const config = yield* Runtime.DropshelfConfig
+    const config = yield* DropshelfConfig
+    const Serve = yield* load(() => import("./Serve.ts"))
     yield* Serve.serve({
       ...config,
       port: port._tag === "Some" ? port.value : config.port,
@@ -54,6 +75,7 @@ const importCommand = Command.make("import", {
   source: Argument.String("file").pipe(Argument.withDescription("NDJSON file, or - for standard input"))
 }, ({ json, source }) =>
   withStorage(Effect.gen(function*() {
+    const Import = yield* load(() => import("./Import.ts"))
     const progress = yield* Progress.make("import")
     const report = yield* Import.importNdjson(source, progress)
     yield* emit(json, report, () =>
@@ -73,13 +95,13 @@ const delist = Command.make("delist", {
     Argument.variadic({ min: 1 }),
     Argument.withDescription("Listing ids")
   ),
-  reason: Flag.Literals("reason", Listing.DELIST_REASONS).pipe(
+  reason: Flag.Literals("reason", DELIST_REASONS).pipe(
     Flag.withDescription("Why the listings leave the directory"),
     Flag.withDefault("delisted")
   )
 }, ({ ids, json, reason }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const delisted = yield* operators.delist(ids as ReadonlyArray<Ids.ListingId>, reason)
     yield* emit(json, { delisted }, () =>
       delisted.length === 0
@@ -90,10 +112,10 @@ const delist = Command.make("delist", {
 const accountsCreate = Command.make("create", {
   json,
   name: Flag.String("name").pipe(Flag.withDescription("Account label")),
-  plan: Flag.Literals("plan", Plan.PlanName.literals).pipe(Flag.withDescription("Plan"))
+  plan: Flag.Literals("plan", PLAN_NAMES).pipe(Flag.withDescription("Plan"))
 }, ({ json, name, plan }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const account = yield* operators.createAccount(name, plan)
     yield* emit(json, { id: account.id, plan: account.plan }, () => `Created account ${account.id} (${account.name}) on plan ${account.plan}.`)
   }))).pipe(Command.withDescription("Create an account"))
@@ -101,10 +123,10 @@ const accountsCreate = Command.make("create", {
 const accountsSetPlan = Command.make("set-plan", {
   json,
   accountId: Argument.String("account-id"),
-  plan: Argument.Literals("plan", Plan.StoredPlan.literals)
+  plan: Argument.Literals("plan", STORED_PLANS)
 }, ({ accountId, json, plan }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const account = yield* operators.setPlan(accountId, plan)
     yield* emit(json, { id: account.id, plan: account.plan }, () =>
       `Account ${account.id} is now on plan ${account.plan}${account.plan === "lapsed" ? " (reads as free)" : ""}.`)
@@ -121,7 +143,7 @@ const keysCreate = Command.make("create", {
   name: Flag.String("name").pipe(Flag.withDescription("Key label"))
 }, ({ accountId, json, name }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const { key, secret } = yield* operators.createKey(accountId, name)
     yield* emit(json, { key: secret, prefix: key.prefix, name: key.name }, () =>
       [`${secret}`, `Key ${key.prefix}… (${key.name}) for account ${key.accountId}. The secret above is shown once: store it now.`].join("\n"))
@@ -132,7 +154,7 @@ const keysRevoke = Command.make("revoke", {
   prefix: Argument.String("prefix")
 }, ({ json, prefix }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const key = yield* operators.revokeKey(prefix)
     yield* emit(json, { revoked: key.prefix }, () => `Revoked key ${key.prefix}.`)
   }))).pipe(Command.withDescription("Revoke an API key"))
@@ -144,7 +166,7 @@ const keys = Command.make("keys").pipe(
 
 const masksBackfill = Command.make("backfill", { json }, ({ json }) =>
   withStorage(Effect.gen(function*() {
-    const operators = yield* Operators.Operators
+    const operators = yield* operatorsTag
     const updated = yield* operators.backfillMasks
     yield* emit(json, { updated }, () => `Computed mask_hint on ${updated} listing(s).`)
   }))).pipe(Command.withDescription("Compute mask_hint where it is null"))
@@ -162,6 +184,7 @@ const seed = Command.make("seed", {
   Effect.gen(function*() {
     if (listings < 0) return yield* new UsageError({ message: "--listings must be 0 or more" })
     return yield* withStorage(Effect.gen(function*() {
+      const Seed = yield* load(() => import("./Seed.ts"))
       const progress = yield* Progress.make("seed")
       const report = yield* Seed.seed(listings, seed, progress)
       yield* emit(json, { inserted: report.inserted }, () =>
@@ -171,7 +194,8 @@ const seed = Command.make("seed", {
 
 const demo = Command.make("demo", { json }, ({ json }) =>
   Effect.gen(function*() {
-    const config = yield* Runtime.DropshelfConfig
+    const config = yield* DropshelfConfig
+    const [Serve, Demo] = yield* load(() => Promise.all([import("./Serve.ts"), import("./Demo.ts")]))
     yield* Serve.serve(config, Demo.prepare(config, json))
   })).pipe(Command.withDescription("What `npm start` runs: a demo directory with one key per plan, then serve"))
 

@@ -21,12 +21,15 @@ export const ExitCode = {
   interrupted: 130
 } as const
 
+/** Set once a server is up: a signal then ends the process normally (exit 0), not as an interruption. */
+export const stopsOnSignal = { gracefully: false }
+
 /** A bad invocation detected by a command itself (a missing file, a value out of range). */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   message: Schema.String
 }) {}
 
-/** The configured storage cannot be opened or used. */
+/** The configured storage cannot be opened or used (also raised as a defect where a use case has no error channel). */
 export class StorageUnavailable extends Schema.TaggedError<StorageUnavailable>()("StorageUnavailable", {
   message: Schema.String
 }) {}
@@ -103,6 +106,7 @@ export const reportCause = (cause: Cause.Cause<unknown>): Report | undefined => 
     return { code: report.code, line: flatten(report.line) }
   }
   const defect = Cause.squash(cause)
+  if (tagOf(defect) === "StorageUnavailable") return { code: ExitCode.unavailable, line: flatten(messageOf(defect)) }
   const storage = storageDefect(defect)
   if (storage !== undefined) return { code: ExitCode.unavailable, line: flatten(storage) }
   return { code: ExitCode.internal, line: `internal error: ${flatten(describeDefect(defect)).slice(0, 500)}` }

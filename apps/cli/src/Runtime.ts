@@ -1,72 +1,59 @@
-import { type AvailabilityCheck, Cursor, Directory, type ListingStore, Operators, RateLimiter } from "@dropshelf/core"
-import { Server } from "@dropshelf/server"
+import { type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter } from "@dropshelf/core"
 import { StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
-import { Config, Effect, Layer } from "effect"
+import { setFlagsFromString } from "node:v8"
+import { Effect, Layer } from "effect"
 import { type Digest, Mac } from "effect/crypto"
-import type { SqlClient } from "effect/sql"
+import type { DropshelfConfig } from "./Config.ts"
 
 /**
- * Configuration → layers, in one place: every operator command, `dropshelf serve` and any other
- * start-up (the server's own main, a test) build the same storage from the same environment.
+ * Configuration → layers, in one place: every operator command that opens the storage itself,
+ * `dropshelf serve` and any other start-up (the server's own main, a test) build the same storage
+ * from the same environment. Commands load this module only when they open storage
+ * (Storage.ts decides).
  */
 
-/** The environment of product.md's Configuration table, with its defaults. */
-export interface DropshelfConfig {
-  readonly port: number
-  readonly host: string
-  /** Unset: the embedded database in `dataDir`. */
-  readonly databaseUrl: string | undefined
-  readonly dataDir: string
-  /** Unset: rate-limit counters in this process. */
-  readonly redisUrl: string | undefined
-  /** `count-only` (DROPSHELF_RATE_LIMIT, benchmarks only): count every request, refuse none. */
-  readonly rateLimitMode: "enforce" | "count-only"
-  /** How long a whole request may take to arrive (DROPSHELF_REQUEST_TIMEOUT_MS). */
-  readonly requestTimeoutMs: number
-  /** Refused keys per client address and minute (DROPSHELF_AUTH_FAILURES_PER_MINUTE). */
-  readonly authFailuresPerMinute: number
-  /** Proxies whose X-Forwarded-For names the client (DROPSHELF_TRUSTED_PROXIES). */
-  readonly trustedProxies: Server.Options["trustedProxies"]
-}
+export type { DropshelfConfig } from "./Config.ts"
+export { describeStorage } from "./Config.ts"
 
-const optionalString = (name: string) =>
-  Config.String(name).pipe(
-    Config.option,
-    Config.map((value) => (value._tag === "Some" && value.value.trim() !== "" ? value.value.trim() : undefined))
-  )
-
-export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
-  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  databaseUrl: optionalString("DATABASE_URL"),
-  dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? StoreSql.DEFAULT_DATA_DIR)),
-  redisUrl: optionalString("REDIS_URL"),
-  rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
-  requestTimeoutMs: Server.requestTimeoutMsFromEnv,
-  authFailuresPerMinute: Server.authFailuresPerMinuteFromEnv,
-  trustedProxies: Server.trustedProxiesFromEnv
-})
-
-/** Where the configured storage lives, for messages. */
-export const describeStorage = (config: DropshelfConfig): string =>
-  config.databaseUrl !== undefined ? "the PostgreSQL database of DATABASE_URL" : `the data directory ${config.dataDir}`
-
-/** The SqlClient and the five storage ports, on PostgreSQL when `DATABASE_URL` is set, else embedded PGlite. */
-export const storage = (config: DropshelfConfig): Layer.Layer<StoreSql.Services, StoreSql.StoreOpenError> =>
+/**
+ * The SqlClient and the five storage ports, on PostgreSQL when `DATABASE_URL` is set, else
+ * embedded PGlite; `purpose` says how long the process will keep it (PGlite's settings).
+ */
+export const storage = (
+  config: DropshelfConfig,
+  purpose: "command" | "server" = "command"
+): Layer.Layer<StoreSql.Services, StoreSql.StoreOpenError> =>
   config.databaseUrl !== undefined
-    ? StoreSql.layerServer({ url: config.databaseUrl })
-    : StoreSql.layerPglite({ dataDir: config.dataDir })
+    ? purpose === "server"
+      ? StoreSql.layerServer({ url: config.databaseUrl })
+      // A command keeps no key look-ups long enough to need telling of changes: no listener.
+      : StoreSql.layerStores.pipe(Layer.provideMerge(StoreSql.layerServerClient({ url: config.databaseUrl })))
+    : purpose === "server"
+    ? StoreSql.layerPglite({ dataDir: config.dataDir })
+    : StoreSql.layerPglite({ dataDir: config.dataDir, settings: StoreSql.PGLITE_COMMAND_SETTINGS }).pipe(
+      Layer.provide(Layer.effectDiscard(Effect.sync(keepWasmOnFirstTier)))
+    )
+
+/**
+ * V8 compiles PGlite's WebAssembly fast (Liftoff), then recompiles the functions that run most
+ * with its optimising compiler on background threads; opening the database is enough to start
+ * that, and a process that exits waits for it: seconds of CPU and hundreds of MB for a command
+ * that runs a few statements. A one-command process raises the bar for recompiling; a long one
+ * (a large import) still gets there. Read when the module is compiled, so set just before
+ * (docs/decisions/0300-cli.md). `serve` keeps V8's default.
+ */
+const keepWasmOnFirstTier = () => setFlagsFromString("--wasm-tiering-budget=1000000000")
 
 /**
  * The storage, migrated when that is safe to do implicitly: the embedded database belongs to
  * this process alone, so it is brought up to date on open; a shared PostgreSQL server changes
  * schema only through `dropshelf migrate` (or `serve`), when the operator says so.
  */
-const migratedStorage = (config: DropshelfConfig, always: boolean) =>
-  Layer.effectDiscard(always || config.databaseUrl === undefined ? StoreSql.migrate : Effect.void).pipe(
-    Layer.provideMerge(storage(config))
+const migratedStorage = (config: DropshelfConfig, purpose: "command" | "server") =>
+  Layer.effectDiscard(purpose === "server" || config.databaseUrl === undefined ? StoreSql.migrate : Effect.void).pipe(
+    Layer.provideMerge(storage(config, purpose))
   )
 
 /**
@@ -101,13 +88,13 @@ export const layerCrypto = Layer.mergeAll(NodeCrypto.layerDigest, Mac.layerWebCr
 )
 
 /** What operator commands run against. */
-export type OperatorServices = Operators.Operators | ListingStore.ListingStore | SqlClient.SqlClient
+export type OperatorServices = Operators.Operators
 
-/** The operator use cases over the configured storage. */
+/** The operator use cases over the configured storage, opened by this process. */
 export const operatorLayer = (config: DropshelfConfig): Layer.Layer<OperatorServices, StoreSql.StoreOpenError> =>
   Operators.Operators.layer.pipe(
     Layer.provide(layerCrypto),
-    Layer.provideMerge(migratedStorage(config, false))
+    Layer.provide(migratedStorage(config, "command"))
   )
 
 /**
@@ -143,6 +130,7 @@ export type ServerServices =
   | Directory.Directory
   | RateLimiter.RateLimiter
   | OperatorServices
+  | StoreSql.Services
 
 /**
  * Everything `serve` needs, migrations applied first. `availability` is the reveal's re-check
@@ -157,7 +145,7 @@ export const serverLayer = <E>(
     Layer.provide(availability),
     Layer.provide(layerCrypto),
     Layer.provideMerge(rateLimiterLayer(config)),
-    Layer.provideMerge(migratedStorage(config, true))
+    Layer.provideMerge(migratedStorage(config, "server"))
   )
 
 /** Applies pending migrations; the names of those applied. */

@@ -1,30 +1,38 @@
 import { RdapAvailability, Server } from "@dropshelf/server"
-import { Context, Effect, Layer } from "effect"
+import { StoreSql } from "@dropshelf/store-sql"
+import { Config, Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
+import { SqlClient } from "effect/sql"
+import { stopsOnSignal } from "./Failure.ts"
+import * as OperatorSocket from "./OperatorSocket.ts"
 import { note } from "./Output.ts"
 import * as Runtime from "./Runtime.ts"
-
-/** Set once a server is up: a signal then ends the process normally (exit 0), not as an interruption. */
-export const stopsOnSignal = { gracefully: false }
 
 /**
  * `dropshelf serve` (and the end of `npm start`): migrate, run `before` against the same open
  * storage (the embedded database admits one process, so the demo set-up shares it), then serve
- * the API until SIGINT/SIGTERM, when in-flight requests finish and the storage closes.
+ * the API until SIGINT/SIGTERM, when in-flight requests finish and the storage closes. On the
+ * embedded database it also answers operator commands run beside it (OperatorSocket.ts), from
+ * as soon as the storage is migrated until it closes.
  */
 export const serve = <E = never>(
   config: Runtime.DropshelfConfig,
   before: Effect.Effect<void, E, Runtime.ServerServices> = Effect.void
 ) =>
   Effect.gen(function*() {
+    // Read by the commands that serve only: a bad value does not stop other commands.
+    const settings = yield* Config.all({
+      requestTimeoutMs: Server.requestTimeoutMsFromEnv,
+      authFailuresPerMinute: Server.authFailuresPerMinuteFromEnv,
+      trustedProxies: Server.trustedProxiesFromEnv
+    })
+    if (config.databaseUrl === undefined) {
+      const sql = yield* SqlClient.SqlClient
+      const migrate = StoreSql.migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      yield* Layer.build(OperatorSocket.layerServer(config.dataDir, migrate))
+    }
     yield* before
-    const server = yield* Layer.build(Server.layer({
-      port: config.port,
-      host: config.host,
-      requestTimeoutMs: config.requestTimeoutMs,
-      authFailuresPerMinute: config.authFailuresPerMinute,
-      trustedProxies: config.trustedProxies
-    }))
+    const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, ...settings }))
     stopsOnSignal.gracefully = true
     const address = Context.get(server, HttpServer.HttpServer).address
     const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"

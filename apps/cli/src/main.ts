@@ -3,8 +3,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Effect, Exit, Layer, Logger } from "effect"
 import { CliOutput } from "effect/cli"
 import { run } from "./Cli.ts"
-import { ExitCode, reportCause } from "./Failure.ts"
-import { stopsOnSignal } from "./Serve.ts"
+import { ExitCode, reportCause, stopsOnSignal } from "./Failure.ts"
 
 /*
  * The process around the command tree: stdout carries only results, every failure becomes one

@@ -60,7 +60,7 @@ describe("the bundle serves the API", { timeout: 240_000 }, () => {
   beforeAll(async () => {
     target = embeddedTarget()
   })
-  afterEach(killStragglers)
+  afterEach(() => killStragglers())
   afterAll(async () => {
     await target.dispose()
   })

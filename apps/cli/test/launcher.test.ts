@@ -1,13 +1,14 @@
 import { execFileSync } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, readdirSync, statSync, utimesSync } from "node:fs"
 import { delimiter, dirname, join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { binScript, embeddedTarget, freePort, inspectServing, node24, repoRoot, run, start } from "./support.ts"
 
 /*
  * `npx dropshelf` must work whichever node is first on PATH: the launcher runs the CLI itself on
- * Node >= 22.19, and re-runs it with the repo's pinned Node 24 otherwise (a stock Node 20). Run as
- * a program (npx, npm start, a shell), its `#!` line starts node with the flags a server wants.
+ * Node >= 22.19, and re-runs itself with the repo's pinned Node 24 otherwise (a stock Node 20).
+ * Run as a program (npx, npm start, a shell), its `#!` line starts node with the flags a server
+ * wants. On Node 24 it runs a bundle of the current sources, rebuilt when one changes.
  */
 
 /** The young-generation cap the server is measured with (docs/operations.md, Memory). */
@@ -40,11 +41,35 @@ describe("bin/dropshelf.js", () => {
       const serving = await inspectServing({ executable: binScript, path: plainPath })
       expect(serving.commandLine).toEqual(["node", SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)])
       expect(serving.children).toEqual([
-        [node24, SEMI_SPACE, "--no-allocation-site-pretenuring", join(repoRoot, "apps", "cli", "src", "launch.ts"), "serve", "--port", expect.any(String)]
+        [node24, SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)]
       ])
     },
     60_000
   )
+
+  it("runs a bundle of the sources as they are: a source that changes is built into a new bundle on the next run", async () => {
+    const cache = join(repoRoot, "node_modules", ".cache", "dropshelf")
+    const bundles = () => (existsSync(cache) ? readdirSync(cache).filter((name) => !name.includes(".")) : [])
+    const version = () => run(["--version"], { via: { executable: process.execPath, script: binScript } })
+    const first = await version()
+    expect(first).toMatchObject({ code: 0, stderr: "" })
+    const before = bundles()
+    expect(before.length).toBeGreaterThan(0)
+    // An edit, as far as the launcher can tell: the file's modification time moves.
+    const source = join(repoRoot, "apps", "cli", "src", "Output.ts")
+    const { atime, mtime } = statSync(source)
+    utimesSync(source, atime, new Date(mtime.getTime() + 1_000))
+    try {
+      const second = await version()
+      expect(second).toMatchObject({ code: 0, stderr: "" })
+      expect(second.stdout).toBe(first.stdout)
+      const added = bundles().filter((name) => !before.includes(name))
+      expect(added).toHaveLength(1)
+      expect(existsSync(join(cache, added[0]!, "dropshelf.js"))).toBe(true)
+    } finally {
+      utimesSync(source, atime, mtime)
+    }
+  }, 120_000)
 
   it("runs under Node 24 directly", async () => {
     const outcome = await run(["--version"], { via: { executable: process.execPath, script: binScript } })

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { writeFileSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { tmpdir } from "node:os"
-import { expectOneLineFailure, freePort, killStragglers, run, type RunOptions, runJson, start, type Target } from "./support.ts"
+import { expectOneLineFailure, freePort, killStragglers, run, type RunOptions, runJson, type Running, start, type Target } from "./support.ts"
 
 /*
  * The Operator interface table of product.md, checked from outside: every command run as a
@@ -18,24 +18,42 @@ const TIMEOUT = { timeout: 240_000 }
 export const operatorSuite = (
   name: string,
   make: () => Promise<Target>,
-  /** Another way in than Node 24 on the sources (the bundle of `npm run build`), named by `through`. */
-  via?: RunOptions["via"] & { readonly through: string }
-) => describe(`dropshelf on ${name} storage${via === undefined ? "" : ` through ${via.through}`}`, TIMEOUT, () => {
+  /** Another way in than Node 24 on the launcher (the bundle of `npm run build`), named by `through`. */
+  via?: RunOptions["via"] & { readonly through: string },
+  /**
+   * Run every command beside a `dropshelf serve` of the same storage, started before the first
+   * test: the results and exit codes must be those of the stopped case.
+   */
+  options: { readonly besideServer?: boolean } = {}
+) => describe(`dropshelf on ${name} storage${via === undefined ? "" : ` through ${via.through}`}${options.besideServer === true ? " beside a running server" : ""}`, TIMEOUT, () => {
   let target: Target
+  let server: Running | undefined
+  let port = 0
   const on = (): RunOptions => (via === undefined ? { env: target.env } : { env: target.env, via })
+  const beside = options.besideServer === true
 
   beforeAll(async () => {
     target = await make()
+    if (beside) {
+      port = await freePort()
+      server = start(["serve", "--port", String(port)], on())
+      await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:(\d+)/)
+    }
   })
-  afterEach(killStragglers)
+  afterEach(() => killStragglers(server === undefined ? [] : [server.child]))
   afterAll(async () => {
+    if (server !== undefined) expect(await server.stop("SIGTERM")).toEqual({ code: 0, signal: null })
     await target.dispose()
   })
 
-  it("migrate applies the migrations once, then has nothing to apply", async () => {
-    const first = await runJson(["migrate"], on())
-    expect(first.applied.length).toBeGreaterThan(0)
-    expect(first.applied.every((name: unknown) => typeof name === "string")).toBe(true)
+  it(beside ? "migrate beside the server: it migrated the storage when it started, so nothing is left to apply" : "migrate applies the migrations once, then has nothing to apply", async () => {
+    if (beside) {
+      expect(await runJson(["migrate"], on())).toEqual({ applied: [] })
+    } else {
+      const first = await runJson(["migrate"], on())
+      expect(first.applied.length).toBeGreaterThan(0)
+      expect(first.applied.every((name: unknown) => typeof name === "string")).toBe(true)
+    }
     expect(await runJson(["migrate"], on())).toEqual({ applied: [] })
   })
 
@@ -152,15 +170,16 @@ export const operatorSuite = (
     expectOneLineFailure(await run(["seed", "--listings", "-1", "--json"], on()), 2, /--listings/)
   })
 
-  it("serve answers until SIGTERM, logging each request on stdout, then exits 0; meanwhile the embedded data directory refuses a second process", async () => {
+  it.skipIf(beside)("serve answers until SIGTERM, logging each request on stdout, then exits 0; meanwhile commands run beside it, and a second server on the embedded directory is refused", async () => {
     const port = await freePort()
     const server = start(["serve", "--port", String(port)], on())
     try {
       await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:(\d+)/)
       const health = await fetch(`http://127.0.0.1:${port}/healthz`)
       expect(health.status).toBe(200)
+      expect(await runJson(["migrate"], on())).toEqual({ applied: [] })
       if (target.embedded) {
-        const second = await run(["migrate", "--json"], on())
+        const second = await run(["serve", "--port", String(await freePort())], on())
         expectOneLineFailure(second, 3, new RegExp(`in use by process ${server.child.pid}`))
       }
     } finally {
@@ -175,5 +194,26 @@ export const operatorSuite = (
     }))
     // The lock went with the process.
     expect(await runJson(["migrate"], on())).toEqual({ applied: [] })
+  })
+
+  it.runIf(beside)("a key created beside the server authenticates on it at once, and is refused once revoked there", async () => {
+    const account = await runJson(["accounts", "create", "--name", "beside", "--plan", "business"], on())
+    const { key, prefix } = await runJson(["keys", "create", account.id, "--name", "beside"], on())
+    const list = () => fetch(`http://127.0.0.1:${port}/api/v1/domains?limit=1`, { headers: { authorization: `Bearer ${key}` } })
+    expect((await list()).status).toBe(200)
+    expect(await runJson(["keys", "revoke", prefix], on())).toEqual({ revoked: prefix })
+    expect((await list()).status).toBe(401)
+  })
+
+  it.runIf(beside)("a server killed without cleaning up leaves its lock and socket: the next command opens the directory itself", async () => {
+    const killed = server!
+    server = undefined
+    expect(await killed.stop("SIGKILL")).toEqual({ code: null, signal: "SIGKILL" })
+    const dataDir = target.env.DROPSHELF_DATA_DIR!
+    expect(existsSync(join(dataDir, "dropshelf.lock"))).toBe(true)
+    expect(existsSync(join(dataDir, "dropshelf.sock"))).toBe(true)
+    const account = await runJson(["accounts", "create", "--name", "after-crash", "--plan", "pro"], on())
+    expect(account.plan).toBe("pro")
+    expect(await runJson(["accounts", "set-plan", account.id, "free"], on())).toEqual({ id: account.id, plan: "free" })
   })
 })

@@ -82,9 +82,9 @@ const track = (child: ChildProcess) => {
   child.on("close", () => running.delete(child))
 }
 
-/** Kills what a failed or timed-out test left running (call in afterEach). */
-export const killStragglers = async () => {
-  const left = [...running]
+/** Kills what a failed or timed-out test left running (call in afterEach), but for the children in `keep`. */
+export const killStragglers = async (keep: ReadonlyArray<ChildProcess> = []) => {
+  const left = [...running].filter((child) => !keep.includes(child))
   for (const child of left) child.kill("SIGKILL")
   await Promise.all(left.map((child) => child.exitCode !== null || child.signalCode !== null
     ? undefined
@@ -95,15 +95,16 @@ export interface RunOptions {
   readonly env?: Record<string, string>
   readonly input?: string
   /**
-   * Run through this executable and script instead of Node 24 on src/main.ts (the bin launcher
-   * test); without a script, the executable is the CLI itself, started through its `#!` line.
+   * Run through this executable and script instead of Node 24 on the launcher, bin/dropshelf.js
+   * (which runs its bundle of the current sources, as `npx dropshelf` does); without a script,
+   * the executable is the CLI itself, started through its `#!` line.
    */
   readonly via?: { readonly executable: string; readonly script?: string; readonly path?: string }
 }
 
 const commandOf = (args: ReadonlyArray<string>, via: RunOptions["via"]): [string, Array<string>] =>
   via === undefined
-    ? [node24, [mainScript, ...args]]
+    ? [node24, [binScript, ...args]]
     : [via.executable, via.script === undefined ? [...args] : [via.script, ...args]]
 
 /** Runs `dropshelf <args>` to completion. */

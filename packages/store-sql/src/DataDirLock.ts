@@ -1,4 +1,4 @@
-import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs"
+import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 /*
@@ -10,6 +10,9 @@ import { join } from "node:path"
  */
 
 export const LOCK_FILE = "dropshelf.lock"
+
+/** Default embedded data directory, relative to the working directory. */
+export const DEFAULT_DATA_DIR = "./.dropshelf"
 
 export type Acquired = { readonly _tag: "Acquired"; readonly release: () => void }
 export type Held = { readonly _tag: "Held"; readonly pid: number; readonly lockPath: string }
@@ -48,6 +51,21 @@ const removeQuietly = (path: string) => {
     unlinkSync(path)
   } catch {
     // already gone
+  }
+}
+
+/**
+ * The live process holding the lock of `dir`, with the time it took the lock (ms since the
+ * epoch); `undefined` when the lock is free or stale. Reads only: nothing is taken or moved.
+ */
+export const holder = (dir: string): { readonly pid: number; readonly since: number } | undefined => {
+  const lockPath = join(dir, LOCK_FILE)
+  const pid = readPid(lockPath)
+  if (pid === undefined || !isAlive(pid)) return undefined
+  try {
+    return { pid, since: statSync(lockPath).mtimeMs }
+  } catch {
+    return undefined
   }
 }
 

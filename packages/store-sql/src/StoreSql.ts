@@ -32,7 +32,7 @@ export class StoreOpenError extends Schema.TaggedError<StoreOpenError>()("StoreO
 }) {}
 
 /** Default embedded data directory, relative to the working directory. */
-export const DEFAULT_DATA_DIR = "./.dropshelf"
+export const DEFAULT_DATA_DIR = DataDirLock.DEFAULT_DATA_DIR
 
 /**
  * The five ports over whatever SqlClient is in context (migrations are not run here), with the
@@ -98,21 +98,39 @@ export const cursorSecret: Effect.Effect<Uint8Array, never, SqlClient.SqlClient>
 
 const oneLine = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause)).replace(/\s+/g, " ").trim()
 
+/**
+ * Server settings for an embedded database, passed as `-c name=value` at start. A process that
+ * runs one command and exits wants `PGLITE_COMMAND_SETTINGS`.
+ */
+export type PgliteSettings = Readonly<Record<string, string>>
+
+/**
+ * What a one-command process opens the embedded database with: Postgres zeroes all of
+ * `shared_buffers` at start (128 MB by default), which is most of the open's CPU time and
+ * memory, while one command touches a few pages (docs/decisions/0300-cli.md).
+ */
+export const PGLITE_COMMAND_SETTINGS: PgliteSettings = { shared_buffers: "16MB" }
+
 /** PGlite and its extensions, loaded only by a process that opens the embedded database. */
-const createPglite = async (options: { readonly dataDir?: string }): Promise<PGlite> => {
+const createPglite = async (options: { readonly dataDir?: string; readonly settings?: PgliteSettings }): Promise<PGlite> => {
   const [{ PGlite }, { btree_gist }, { pg_trgm }] = await Promise.all([
     import("@electric-sql/pglite"),
     import("@electric-sql/pglite/contrib/btree_gist"),
     import("@electric-sql/pglite/contrib/pg_trgm")
   ])
-  return PGlite.create({ ...options, extensions: { btree_gist, pg_trgm } })
+  const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`])
+  return PGlite.create({
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    ...(settings.length === 0 ? {} : { startParams: [...PGlite.defaultStartParams, ...settings] }),
+    extensions: { btree_gist, pg_trgm }
+  })
 }
 
 /** Opens PGlite on `pgdataDir` (in memory when undefined) with the extensions the schema uses. */
-export const openPglite = (pgdataDir: string | undefined) =>
+export const openPglite = (pgdataDir: string | undefined, settings?: PgliteSettings) =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => createPglite(pgdataDir === undefined ? {} : { dataDir: pgdataDir }),
+      try: () => createPglite({ ...(pgdataDir === undefined ? {} : { dataDir: pgdataDir }), ...(settings === undefined ? {} : { settings }) }),
       catch: (cause) =>
         new StoreOpenError({
           reason: "OpenFailed",
@@ -126,7 +144,9 @@ export const openPglite = (pgdataDir: string | undefined) =>
  * The SqlClient of the embedded deployment: PGlite persisted in `<dataDir>/pgdata`, opened by
  * this process alone (`<dataDir>/dropshelf.lock` names the holder; a second process is refused).
  */
-export const layerPgliteClient = (options: { readonly dataDir: string }): Layer.Layer<SqlClient.SqlClient, StoreOpenError> =>
+export const layerPgliteClient = (
+  options: { readonly dataDir: string; readonly settings?: PgliteSettings }
+): Layer.Layer<SqlClient.SqlClient, StoreOpenError> =>
   Layer.effect(
     SqlClient.SqlClient,
     Effect.gen(function*() {
@@ -145,7 +165,7 @@ export const layerPgliteClient = (options: { readonly dataDir: string }): Layer.
           message: `The data directory ${dir} is in use by process ${lock.pid} (lock file ${lock.lockPath}); stop that process, or point DROPSHELF_DATA_DIR elsewhere`
         })
       }
-      const db = yield* openPglite(join(dir, "pgdata"))
+      const db = yield* openPglite(join(dir, "pgdata"), options.settings)
       return yield* PgliteClient.make(db)
     })
   )
@@ -185,7 +205,9 @@ const withStores = <E>(client: Layer.Layer<SqlClient.SqlClient, E>): Layer.Layer
   layerStores.pipe(Layer.provideMerge(client))
 
 /** Embedded deployment: the five ports and the SqlClient over PGlite in `dataDir`. */
-export const layerPglite = (options: { readonly dataDir: string }): Layer.Layer<Services, StoreOpenError> =>
+export const layerPglite = (
+  options: { readonly dataDir: string; readonly settings?: PgliteSettings }
+): Layer.Layer<Services, StoreOpenError> =>
   withStores(layerPgliteClient(options))
 
 /**

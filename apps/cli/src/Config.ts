@@ -1,0 +1,37 @@
+import { DEFAULT_DATA_DIR } from "@dropshelf/store-sql/DataDirLock"
+import { Config } from "effect"
+
+/**
+ * The environment of product.md's Configuration table, read by every command. Kept apart from
+ * the layers (Runtime.ts) so that a command loads storage code only when it opens storage.
+ */
+export interface DropshelfConfig {
+  readonly port: number
+  readonly host: string
+  /** Unset: the embedded database in `dataDir`. */
+  readonly databaseUrl: string | undefined
+  readonly dataDir: string
+  /** Unset: rate-limit counters in this process. */
+  readonly redisUrl: string | undefined
+  /** `count-only` (DROPSHELF_RATE_LIMIT, benchmarks only): count every request, refuse none. */
+  readonly rateLimitMode: "enforce" | "count-only"
+}
+
+const optionalString = (name: string) =>
+  Config.String(name).pipe(
+    Config.option,
+    Config.map((value) => (value._tag === "Some" && value.value.trim() !== "" ? value.value.trim() : undefined))
+  )
+
+export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
+  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  databaseUrl: optionalString("DATABASE_URL"),
+  dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? DEFAULT_DATA_DIR)),
+  redisUrl: optionalString("REDIS_URL"),
+  rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce"))
+})
+
+/** Where the configured storage lives, for messages. */
+export const describeStorage = (config: DropshelfConfig): string =>
+  config.databaseUrl !== undefined ? "the PostgreSQL database of DATABASE_URL" : `the data directory ${config.dataDir}`

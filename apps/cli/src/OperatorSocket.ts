@@ -1,0 +1,209 @@
+import { type AccountStore, Errors, type Ids, type KeyStore, Listing, type ListingStore, Operators, Plan } from "@dropshelf/core"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import { Duration, Effect, Layer, Schema } from "effect"
+import { Rpc, RpcClient, RpcGroup, RpcSerialization, RpcServer } from "effect/rpc"
+import { createHash } from "node:crypto"
+import { connect } from "node:net"
+import { lstatSync, mkdirSync, unlinkSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { StorageUnavailable } from "./Failure.ts"
+
+/*
+ * The operator endpoint of a process serving the embedded database. PGlite admits one process
+ * per data directory, so while `serve` (or `npm start`) holds it, an operator command run beside
+ * it sends its use case here and the serving process runs it on its own storage, in turn with
+ * the API's statements: the same `Operators`, the same results and refusals, one writer.
+ * Effect RPC over a local socket (a unix socket in the data directory, a named pipe on
+ * Windows), newline-delimited JSON. docs/decisions/0300-cli.md says why.
+ */
+
+export const SOCKET_FILE = "dropshelf.sock"
+
+/** A unix socket's path has room for about 104 bytes; a longer one goes to the temp directory. */
+const MAX_SOCKET_PATH = 100
+
+/**
+ * The folder of the sockets that do not fit in their data directory: this user's own, in the
+ * temp directory, so that no other user can put a socket where a command will look.
+ */
+const privateSocketDir = () => join(tmpdir(), `dropshelf-${process.getuid?.() ?? "user"}`)
+
+/** Where the process holding `dataDir` listens; the same for the server and every command. */
+export const socketPath = (dataDir: string): string => {
+  const dir = resolve(dataDir)
+  const digest = createHash("sha256").update(dir).digest("hex").slice(0, 16)
+  if (process.platform === "win32") return `\\\\.\\pipe\\dropshelf-${digest}`
+  const inDir = join(dir, SOCKET_FILE)
+  return Buffer.byteLength(inDir) <= MAX_SOCKET_PATH ? inDir : join(privateSocketDir(), `${digest}.sock`)
+}
+
+/** A socket outside its data directory is used only in a folder this user owns and alone may write. */
+const trusted = (path: string, create: boolean): boolean => {
+  const dir = privateSocketDir()
+  if (dirname(path) !== dir) return true
+  try {
+    if (create) mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const info = lstatSync(dir)
+    return info.isDirectory() && info.uid === process.getuid?.() && (info.mode & 0o077) === 0
+  } catch {
+    return false
+  }
+}
+
+/** Records of the core travel as their JSON; both ends are the same build. */
+const Record = Schema.Any
+
+export class OperatorRpcs extends RpcGroup.make(
+  Rpc.make("Migrate", { success: Schema.Array(Schema.String) }),
+  Rpc.make("CreateAccount", { payload: { name: Schema.String, plan: Plan.StoredPlan }, success: Record }),
+  Rpc.make("SetPlan", { payload: { accountId: Schema.String, plan: Plan.StoredPlan }, success: Record, error: Errors.AccountNotFound }),
+  Rpc.make("CreateKey", {
+    payload: { accountId: Schema.String, name: Schema.String },
+    success: Record,
+    error: Schema.Union([Errors.AccountNotFound, Errors.KeyLimitReached])
+  }),
+  Rpc.make("RevokeKey", { payload: { prefix: Schema.String }, success: Record, error: Errors.KeyNotFound }),
+  Rpc.make("UpsertListings", {
+    payload: { batch: Schema.Array(Record) },
+    success: Schema.Struct({ inserted: Schema.Number, updated: Schema.Number })
+  }),
+  Rpc.make("Delist", {
+    payload: { ids: Schema.Array(Schema.String), reason: Schema.Literals(Listing.DELIST_REASONS) },
+    success: Schema.Array(Schema.String)
+  }),
+  Rpc.make("BackfillMasks", { success: Schema.Number })
+) {}
+
+const removeQuietly = (path: string) => {
+  try {
+    unlinkSync(path)
+  } catch {
+    // not there
+  }
+}
+
+/**
+ * Serves the operator use cases of this process on the socket of `dataDir`, until the scope
+ * closes. Only the holder of the data directory's lock may call it: a socket file left there is
+ * a dead server's, and is replaced.
+ */
+export const layerServer = (
+  dataDir: string,
+  migrate: Effect.Effect<ReadonlyArray<string>>
+): Layer.Layer<never, never, Operators.Operators> => {
+  const path = socketPath(dataDir)
+  const handlers = OperatorRpcs.toLayer(Effect.gen(function*() {
+    const operators = yield* Operators.Operators
+    return OperatorRpcs.of({
+      Migrate: () => migrate,
+      CreateAccount: ({ name, plan }) => operators.createAccount(name, plan),
+      SetPlan: ({ accountId, plan }) => operators.setPlan(accountId, plan),
+      CreateKey: ({ accountId, name }) => operators.createKey(accountId, name),
+      RevokeKey: ({ prefix }) => operators.revokeKey(prefix),
+      UpsertListings: ({ batch }) => operators.upsertListings(batch as ReadonlyArray<ListingStore.ListingInput>),
+      Delist: ({ ids, reason }) => operators.delist(ids as ReadonlyArray<Ids.ListingId>, reason),
+      BackfillMasks: () => operators.backfillMasks
+    })
+  }))
+  const listening = NodeSocketServer.layer({ path }).pipe(
+    Layer.tap(() => Effect.addFinalizer(() => Effect.sync(() => removeQuietly(path))))
+  )
+  return RpcServer.layer(OperatorRpcs).pipe(
+    Layer.provide(handlers),
+    Layer.provide(RpcServer.layerProtocolSocketServer),
+    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(Layer.unwrap(Effect.suspend(() => {
+      if (!trusted(path, true)) return Effect.die(new Error(`${dirname(path)} is not this user's own folder`))
+      if (process.platform !== "win32") removeQuietly(path)
+      return Effect.succeed(listening)
+    }))),
+    // Not listening is no reason to stop serving the API: operator commands then say the
+    // directory is in use, as they would without this endpoint.
+    Layer.catchCause((cause) => Layer.effectDiscard(Effect.logWarning(`dropshelf: no operator endpoint at ${path}`, cause)))
+  )
+}
+
+/** Whether something accepts connections at `path` now (a quick connect, then hang up). */
+export const answers = (path: string): Effect.Effect<boolean> =>
+  Effect.callback<boolean>((resume) => {
+    if (!trusted(path, false)) {
+      resume(Effect.succeed(false))
+      return
+    }
+    const socket = connect({ path })
+    socket.once("connect", () => {
+      socket.destroy()
+      resume(Effect.succeed(true))
+    })
+    socket.once("error", () => {
+      socket.destroy()
+      resume(Effect.succeed(false))
+    })
+    return Effect.sync(() => socket.destroy())
+  })
+
+/**
+ * A connection to the operator endpoint at `path`. A local socket has no use for keep-alive
+ * pings: the serving process may be busy in one long statement (PGlite runs on its event loop),
+ * and a ping unanswered meanwhile would fail a call that is still running there.
+ */
+const protocol = (path: string) =>
+  RpcClient.layerProtocolSocket({ pingInterval: Duration.infinity }).pipe(
+    Layer.provide(Layer.orDie(NodeSocket.layerNet({ path }))),
+    Layer.provide(RpcSerialization.layerNdjson)
+  )
+
+/** The connection is gone (the serving process stopped mid-call): the storage is unusable for this command. */
+const lost = (holder: string) => (error: { readonly message: string }) =>
+  Effect.die(new StorageUnavailable({ message: `lost the connection to the ${holder} before the command finished: ${error.message}` }))
+
+/**
+ * The core's `Operators`, each use case run by the process serving at `path` (`holder` names it
+ * in messages). Refusals arrive as the same tagged errors; a lost connection is a storage failure.
+ */
+export const layerClient = (path: string, holder: string): Layer.Layer<Operators.Operators> =>
+  Layer.effect(
+    Operators.Operators,
+    Effect.gen(function*() {
+      const client = yield* RpcClient.make(OperatorRpcs)
+      const onLost = lost(holder)
+      return Operators.Operators.of({
+        createAccount: (name, plan) =>
+          client.CreateAccount({ name, plan }).pipe(
+            Effect.map((record) => record as AccountStore.AccountRecord),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        setPlan: (accountId, plan) =>
+          client.SetPlan({ accountId, plan }).pipe(
+            Effect.map((record) => record as AccountStore.AccountRecord),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        createKey: (accountId, name) =>
+          client.CreateKey({ accountId, name }).pipe(
+            Effect.map((created) => created as { readonly secret: string; readonly key: KeyStore.KeyRecord }),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        revokeKey: (prefix) =>
+          client.RevokeKey({ prefix }).pipe(
+            Effect.map((record) => record as KeyStore.KeyRecord),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        upsertListings: (batch) => client.UpsertListings({ batch }).pipe(Effect.catchTag("RpcClientError", onLost)),
+        delist: (ids, reason) =>
+          client.Delist({ ids, reason }).pipe(
+            Effect.map((delisted) => delisted as ReadonlyArray<Ids.ListingId>),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        backfillMasks: client.BackfillMasks().pipe(Effect.catchTag("RpcClientError", onLost))
+      })
+    })
+  ).pipe(Layer.provide(protocol(path)))
+
+/** `dropshelf migrate` run by the process serving at `path`. */
+export const migrateVia = (path: string, holder: string): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function*() {
+    const client = yield* RpcClient.make(OperatorRpcs)
+    return yield* client.Migrate().pipe(Effect.catchTag("RpcClientError", lost(holder)))
+  }).pipe(Effect.scoped, Effect.provide(protocol(path)))
