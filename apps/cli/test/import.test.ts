@@ -16,26 +16,33 @@ interface Write {
 }
 
 /** Operators whose upsert takes a while and records when each batch ran. */
-const recordingOperators = (writes: Array<Write>, clock: { now: number }) =>
+const recordingOperators = (writes: Array<Write>, clock: { now: number }, holdFirst: boolean) =>
   Operators.Operators.of({
     upsertListings: (batch: ReadonlyArray<ListingStore.ListingInput>) =>
       Effect.gen(function*() {
         const write: Write = { ids: batch.map((input) => input.id), started: clock.now++, finished: -1 }
         writes.push(write)
+        // The first batch is still being written when the importer is free to start the next:
+        // it waits for a second write (or, if none ever comes, 10 s), so whether they overlap
+        // does not hang on how fast a loaded machine decodes the next batch.
+        if (holdFirst && writes.length === 1) {
+          const deadline = Date.now() + 10_000
+          while (writes.length < 2 && Date.now() < deadline) yield* Effect.sleep("5 millis")
+        }
         yield* Effect.sleep("30 millis")
         write.finished = clock.now++
         return { inserted: batch.length, updated: 0 }
       })
   } as unknown as Operators.Operators["Service"])
 
-const run = (ids: ReadonlyArray<string>) =>
+const run = (ids: ReadonlyArray<string>, holdFirst = false) =>
   Effect.gen(function*() {
     const writes: Array<Write> = []
     // Decoded beforehand, so that decoding a batch takes no time next to writing one.
     const inputs = ids.map((id) => Fixtures.listingInput(id))
     const report = yield* upsertLines(Stream.fromIterable(inputs), {
       decode: (input) => Result.succeed(input)
-    }).pipe(Effect.provideService(Operators.Operators, recordingOperators(writes, { now: 0 })))
+    }).pipe(Effect.provideService(Operators.Operators, recordingOperators(writes, { now: 0 }, holdFirst)))
     return { writes, report }
   })
 
@@ -44,7 +51,7 @@ const ids = (prefix: string, count: number) => Array.from({ length: count }, (_,
 describe("import: batches in flight", () => {
   it.live("distinct ids: batches overlap, never more than WRITERS at once, every line written once", () =>
     Effect.gen(function*() {
-      const { report, writes } = yield* run(ids("D", BATCH_SIZE * 4 + 10))
+      const { report, writes } = yield* run(ids("D", BATCH_SIZE * 4 + 10), true)
       assert.strictEqual(report.inserted, BATCH_SIZE * 4 + 10)
       assert.strictEqual(writes.length, 5)
       const overlaps = (a: Write, b: Write) => a.started < b.finished && b.started < a.finished

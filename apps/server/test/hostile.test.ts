@@ -59,7 +59,7 @@ const percentEncoded = (text: string) =>
  */
 const isCanonical = (target: string) => {
   const pathname = target.split(/[?#]/)[0]!
-  return target.startsWith("/") && !/\/\/|;|%|\/\.\.?(?:\/|$)/.test(pathname) && !pathname.endsWith("/")
+  return target.startsWith("/") && !/\/\/|;|%|\/\.\.?(?:\/|$)/.test(pathname) && (pathname === "/" || !pathname.endsWith("/"))
 }
 
 /** Values a careless or hostile client sends, whatever the parameter. */
@@ -331,7 +331,8 @@ for (const adapter of adapters) {
             label: `${method} ${target.slice(0, 300)}`,
             method,
             presented,
-            counted: valid,
+            // Only the API's paths count a key; `GET /` and the others outside it need none.
+            counted: valid && target.startsWith("/api/v1/"),
             statuses: valid ? statuses : new Set([...statuses, 400])
           })
         }),
