@@ -7,7 +7,8 @@
  * - its status is one the document lists for the operation, or one of the boundary's
  *   documented answers (404 for another spelling of a path, 405, 413, the preflight's 204,
  *   Node-level refusals of broken HTTP), and never a 5xx;
- * - a refusal is the JSON envelope, and every answer carries `Access-Control-Allow-Origin: *`;
+ * - a refusal is the JSON envelope, and every answer carries `Access-Control-Allow-Origin: *`
+ *   and an `X-Request-Id` (the request's own when it sent a sane one);
  * - a request with a valid key to `/api/v1` carries the rate-limit headers;
  * - a half-closed request is answered, or, when its FIN came first, taken as a client that went
  *   away (no answer, but it reached the log; decision 0200);
@@ -26,6 +27,8 @@ import { account, addListings, call, listing, type Running, start } from "./harn
 import { type RawAnswer, rawExchange } from "./rawHttp.ts"
 
 const SEED = Number(process.env.DROPSHELF_HOSTILE_SEED ?? 20_261_124)
+/** The `X-Request-Id` the server keeps, or makes (docs/api.md). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9\-_.:+/=]{1,128}$/
 const DAY = 86_400_000
 const ERROR_CODES = ["invalid_request", "unauthorized", "upgrade_required", "forbidden", "not_found", "method_not_allowed", "rate_limited", "server_error"]
 
@@ -162,7 +165,14 @@ for (const adapter of adapters) {
     /** Every check an answer must pass; `statuses` are those allowed for this request. */
     const expectSound = (
       answer: RawAnswer | undefined,
-      request: { readonly label: string; readonly method: string; readonly presented: Presented; readonly counted: boolean; readonly statuses: ReadonlySet<number> }
+      request: {
+        readonly label: string
+        readonly method: string
+        readonly presented: Presented
+        readonly counted: boolean
+        readonly statuses: ReadonlySet<number>
+        readonly requestId?: string | undefined
+      }
     ) => {
       const what = `${request.label} → ${answer === undefined ? "closed without an answer" : `${answer.status} ${answer.text.slice(0, 300)}`}`
       expect(answer, what).toBeDefined()
@@ -170,6 +180,8 @@ for (const adapter of adapters) {
       expect(status, what).toBeLessThan(500)
       expect([...request.statuses], what).toContain(status)
       expect(headers["access-control-allow-origin"], what).toBe("*")
+      expect(headers["x-request-id"], what).toMatch(SANE_REQUEST_ID)
+      if (request.requestId !== undefined && SANE_REQUEST_ID.test(request.requestId)) expect(headers["x-request-id"], what).toBe(request.requestId)
       if (status >= 400 && request.method !== "HEAD") {
         expect(headers["content-type"], what).toMatch(/^application\/json/)
         const body = JSON.parse(text)
@@ -277,6 +289,12 @@ for (const adapter of adapters) {
         const parameters: Array<any> = operation.parameters ?? []
         const pathParameters = parameters.filter((parameter) => parameter.in === "path")
         const queryParameters = parameters.filter((parameter) => parameter.in === "query")
+        const headerParameters = parameters.filter((parameter) => parameter.in === "header")
+        // Entity tags as a careless client lists them, and any careless value, on one line each.
+        const headerValue = fc.oneof(
+          fc.constantFrom("*", "W/\"x\"", "\"a\", W/\"b\"", "\"\"", "W/", "\"unclosed", "*, \"a\"", "trace-1", "x".repeat(129)),
+          careless.map((value) => value.replace(/[\r\n\u0000]/g, ""))
+        )
         const queryValue = (parameter: any) =>
           parameter.name === "cursor" ? fc.oneof(tamperedCursor(), careless) : fc.oneof(plausible(parameter.schema), careless)
         const pair = queryParameters.length === 0
@@ -307,12 +325,15 @@ for (const adapter of adapters) {
             ))
             : fc.constant(null),
           contentType: fc.constantFrom("application/json", "application/json; charset=utf-8", "text/plain", undefined),
+          headers: headerParameters.length === 0
+            ? fc.constant([] as Array<[string, string]>)
+            : fc.array(fc.tuple(fc.constantFrom(...headerParameters.map((parameter) => parameter.name as string)), headerValue), { maxLength: 2 }),
           presented: presentedKey()
         })
       })
 
       await fc.assert(
-        fc.asyncProperty(request, async ({ body, contentType, method, path, presented, query }) => {
+        fc.asyncProperty(request, async ({ body, contentType, headers, method, path, presented, query }) => {
           const target = query.length === 0 ? path : `${path}?${query.map(([name, value]) => `${percentEncoded(name)}=${percentEncoded(value)}`).join("&")}`
           const bytes = Buffer.from(body ?? "", "utf8")
           const head = [
@@ -321,19 +342,24 @@ for (const adapter of adapters) {
             "Connection: close",
             ...(presented.header !== undefined ? [`Authorization: ${presented.header}`] : []),
             ...(body !== null && contentType !== undefined ? [`Content-Type: ${contentType}`] : []),
-            ...(body !== null ? [`Content-Length: ${bytes.length}`] : [])
+            ...(body !== null ? [`Content-Length: ${bytes.length}`] : []),
+            ...headers.map(([name, value]) => `${name}: ${value}`)
           ]
           const answer = await rawExchange(server.base, Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"), bytes]))
           // A target or header with characters HTTP does not allow there may be refused by Node before any route.
-          const valid = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*$/.test(target) && /^[\t\x20-\x7e]*$/.test(presented.header ?? "")
+          const valid = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*$/.test(target) &&
+            [presented.header ?? "", ...headers.map(([, value]) => value)].every((value) => /^[\t\x20-\x7e]*$/.test(value))
           const statuses = statusesFor(method, target, presented.caller !== undefined)
+          // Node reads a repeated X-Request-Id as one value, the two joined.
+          const sentIds = headers.filter(([name]) => name === "X-Request-Id").map(([, value]) => value.trim())
           expectSound(answer, {
-            label: `${method} ${target.slice(0, 300)}`,
+            label: `${method} ${target.slice(0, 300)} ${JSON.stringify(headers).slice(0, 300)}`,
             method,
             presented,
             // Only the API's paths count a key; `GET /` and the others outside it need none.
             counted: valid && target.startsWith("/api/v1/"),
-            statuses: valid ? statuses : new Set([...statuses, 400])
+            statuses: valid ? statuses : new Set([...statuses, 400]),
+            requestId: valid && sentIds.length === 1 ? sentIds[0] : undefined
           })
         }),
         { numRuns: 120, seed: SEED }

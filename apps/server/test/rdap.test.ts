@@ -161,6 +161,32 @@ describe("faults", () => {
     const line = server.logs.find((entry) => entry.status === 500)
     expect(line?.level).toBe("error")
     expect(String(line?.fault)).toContain("registry adapter bug")
+    // The request id ties the answer to its log line: in the header, the message and the line.
+    const requestId = response.headers.get("x-request-id")
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(response.body.error.message).toContain(requestId)
+    expect(line?.request_id).toBe(requestId)
+  })
+
+  it("a fault's request id is the caller's when it sent a sane one, on REST and in a tool result", async () => {
+    const row = listing({ domain: "fault-traced.com" })
+    await addListings(server, [row])
+    const key = await account(server, "business", "fault-traced")
+    const response = await call(server, "POST", `/api/v1/domains/${row.id}/reveal`, { key: key.secret, headers: { "x-request-id": "support-4711" } })
+    expect(response.status).toBe(500)
+    expect(response.headers.get("x-request-id")).toBe("support-4711")
+    expect(response.body.error.message).toContain("support-4711")
+    expect(server.logs.filter((entry) => entry.request_id === "support-4711").map((entry) => entry.status)).toEqual([500])
+    const tool = await call(server, "POST", "/mcp", {
+      key: key.secret,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "reveal_listing", arguments: { id: row.id } } }),
+      headers: { accept: "application/json, text/event-stream", "x-request-id": "support-4712" }
+    })
+    expect(tool.status).toBe(200)
+    expect(tool.body.result.isError).toBe(true)
+    expect(tool.body.result.structuredContent.error).toMatchObject({ code: "server_error", reveal_code: "REVEAL_FAILED" })
+    expect(tool.body.result.structuredContent.error.message).toContain("support-4712")
+    expect(server.logs.filter((entry) => entry.request_id === "support-4712").map((entry) => entry.level)).toEqual(["error", "info"])
   })
 })
 

@@ -177,4 +177,18 @@ describe("ListingJson", () => {
       assert.notStrictEqual(ListingJson.pageJsonBytes(again, { keep: false }), first)
     }))
   })
+
+  it("withoutWatermark is the page's bytes without synced_at: the same for any watermark, another for any other change", () => {
+    const restOf = (readerPage: Listing.ReaderPage) => textOf(ListingJson.withoutWatermark(ListingJson.pageJsonBytes(readerPage, { keep: false })))
+    const viewWithoutWatermark = (readerPage: Listing.ReaderPage) => {
+      const { synced_at: _, ...view } = JSON.parse(ListingJson.pageJson(readerPage))
+      return view
+    }
+    fc.assert(fc.property(page.chain((readerPage) => fc.tuple(fc.constant(readerPage), changeOf(readerPage))), ([readerPage, changed]) => {
+      const [rest, changedRest] = [restOf(readerPage), restOf(changed)]
+      assert.deepStrictEqual(JSON.parse(`${rest}}`), viewWithoutWatermark(readerPage))
+      assert.deepStrictEqual(JSON.parse(`${changedRest}}`), viewWithoutWatermark(changed))
+      if (changed.syncedAt !== readerPage.syncedAt) assert.strictEqual(changedRest, rest)
+    }))
+  })
 })

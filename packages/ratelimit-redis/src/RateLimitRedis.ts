@@ -23,6 +23,18 @@ return { count, window + 60000 }
 `
 }).withReturnType<[number, number]>()
 
+/** The count of the key's current window without counting, and the end of the window: `hitScript` without the INCR. */
+export const peekScript = Redis.script((counterPrefix: string) => [counterPrefix], {
+  numberOfKeys: 1,
+  lua: `
+local time = redis.call("TIME")
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local window = now - (now % 60000)
+local count = tonumber(redis.call("GET", KEYS[1] .. ":" .. window) or "0")
+return { count, window + 60000 }
+`
+}).withReturnType<[number, number]>()
+
 /**
  * How long a request waits for Redis before counting in-process instead. A disconnected client
  * fails at once (no offline queue), so this only bounds a Redis that hangs; it is generous
@@ -39,37 +51,42 @@ export const REDIS_TIMEOUT_MS = 2_000
 export const make = Effect.gen(function*() {
   const redis = yield* Redis.Redis
   const hit = redis.eval(hitScript)
+  const peek = redis.eval(peekScript)
   const fallback = yield* RateLimiter.makeInProcess
   let degraded = false
 
-  return RateLimiter.RateLimiter.of({
-    hit: (keyId, limit) =>
-      hit(`dropshelf:ratelimit:${keyId}`).pipe(
-        Effect.timeout(REDIS_TIMEOUT_MS),
-        Effect.flatMap(([count, resetAt]) =>
-          Effect.as(
-            degraded
-              ? Effect.sync(() => {
-                degraded = false
-              }).pipe(Effect.andThen(Effect.logInfo("Redis answers again: rate limits are shared across instances")))
-              : Effect.void,
-            {
-              allowed: Number(count) <= limit,
-              limit,
-              remaining: Math.max(0, limit - Number(count)),
-              resetAt: Number(resetAt)
-            } satisfies RateLimiter.RateDecision
-          )
-        ),
-        Effect.catch((cause) =>
-          Effect.andThen(
-            degraded ? Effect.void : Effect.sync(() => {
-              degraded = true
-            }).pipe(Effect.andThen(Effect.logWarning("Redis unreachable: counting rate limits in this process", String(cause)))),
-            fallback.hit(keyId, limit)
-          )
+  /** One step on Redis, or on the in-process counters when Redis does not answer in time. */
+  const onRedis = (
+    step: Effect.Effect<[number, number], unknown>,
+    limit: number,
+    peeked: boolean,
+    instead: () => Effect.Effect<RateLimiter.RateDecision>
+  ): Effect.Effect<RateLimiter.RateDecision> =>
+    step.pipe(
+      Effect.timeout(REDIS_TIMEOUT_MS),
+      Effect.flatMap(([count, resetAt]) =>
+        Effect.as(
+          degraded
+            ? Effect.sync(() => {
+              degraded = false
+            }).pipe(Effect.andThen(Effect.logInfo("Redis answers again: rate limits are shared across instances")))
+            : Effect.void,
+          RateLimiter.decisionOf(Number(count), limit, Number(resetAt), peeked)
+        )
+      ),
+      Effect.catch((cause) =>
+        Effect.andThen(
+          degraded ? Effect.void : Effect.sync(() => {
+            degraded = true
+          }).pipe(Effect.andThen(Effect.logWarning("Redis unreachable: counting rate limits in this process", String(cause)))),
+          Effect.suspend(instead)
         )
       )
+    )
+
+  return RateLimiter.RateLimiter.of({
+    hit: (keyId, limit) => onRedis(hit(`dropshelf:ratelimit:${keyId}`), limit, false, () => fallback.hit(keyId, limit)),
+    peek: (keyId, limit) => onRedis(peek(`dropshelf:ratelimit:${keyId}`), limit, true, () => fallback.peek(keyId, limit))
   })
 })
 
@@ -123,7 +140,8 @@ export const layer = (url: string): Layer.Layer<RateLimiter.RateLimiter> =>
         Effect.forkIn(scope)
       )
       return RateLimiter.RateLimiter.of({
-        hit: (keyId, limit) => shared === undefined ? fallback.hit(keyId, limit) : shared.hit(keyId, limit)
+        hit: (keyId, limit) => shared === undefined ? fallback.hit(keyId, limit) : shared.hit(keyId, limit),
+        peek: (keyId, limit) => shared === undefined ? fallback.peek(keyId, limit) : shared.peek(keyId, limit)
       })
     })
   )

@@ -19,6 +19,12 @@ const hit = (runtime: ManagedRuntime.ManagedRuntime<RateLimiter.RateLimiter, nev
     return yield* limiter.hit(keyId, limit)
   }))
 
+const peek = (runtime: ManagedRuntime.ManagedRuntime<RateLimiter.RateLimiter, never>, keyId: string, limit: number) =>
+  runtime.runPromise(Effect.gen(function*() {
+    const limiter = yield* RateLimiter.RateLimiter
+    return yield* limiter.peek(keyId, limit)
+  }))
+
 describe.skipIf(url === undefined)(`Redis rate limiter${url === undefined ? " (skipped: REDIS_URL not set)" : ""}`, () => {
   it("three instances sharing one Redis let exactly the limit through, each with its own remaining", async () => {
     const instances = [limiterOn(url!), limiterOn(url!), limiterOn(url!)]
@@ -57,6 +63,24 @@ describe.skipIf(url === undefined)(`Redis rate limiter${url === undefined ? " (s
       await runtime.dispose()
     }
   })
+
+  it("peek reads the shared window without counting", async () => {
+    const [one, other] = [limiterOn(url!), limiterOn(url!)]
+    try {
+      await awayFromMinuteEdge()
+      const keyId = `test-${crypto.randomUUID()}`
+      expect(await peek(one, keyId, 3)).toMatchObject({ allowed: true, limit: 3, remaining: 3 })
+      const counted = await hit(one, keyId, 3)
+      const peeked = await peek(other, keyId, 3)
+      expect(peeked).toEqual({ ...counted, allowed: true, remaining: 2 })
+      expect(await peek(other, keyId, 3)).toEqual(peeked)
+      expect(await hit(other, keyId, 3)).toMatchObject({ allowed: true, remaining: 1 })
+      expect(await hit(one, keyId, 3)).toMatchObject({ allowed: true, remaining: 0 })
+      expect(await peek(one, keyId, 3)).toMatchObject({ allowed: false, remaining: 0 })
+    } finally {
+      await Promise.all([one.dispose(), other.dispose()])
+    }
+  })
 })
 
 describe("Redis rate limiter without Redis", () => {
@@ -73,6 +97,7 @@ describe("Redis rate limiter without Redis", () => {
       const decisions = []
       for (let i = 0; i < 4; i++) decisions.push(await hit(runtime, keyId, 3))
       expect(decisions.map((decision) => decision.allowed)).toEqual([true, true, true, false])
+      expect(await peek(runtime, keyId, 3)).toMatchObject({ allowed: false, remaining: 0 })
       expect(logs.filter((line) => line.includes("Redis unreachable"))).toHaveLength(1)
     } finally {
       await runtime.dispose()

@@ -19,8 +19,15 @@ import {
 import { finishDocument } from "./OpenApiDocument.ts"
 
 /** The version of the resource shapes under `/api/v1`. */
-export const API_VERSION = "1.1.0"
+export const API_VERSION = "1.2.0"
 export const API_PREFIX = "/api/v1"
+
+/**
+ * The reads (`group.endpoint`) that carry an `ETag` and answer a matching `If-None-Match` with
+ * 304, which does not count against the key's limit.
+ */
+export const CONDITIONAL_READS = ["account.me", "domains.list", "domains.get", "holds.list"] as const
+export type ConditionalRead = (typeof CONDITIONAL_READS)[number]
 
 /** What the key middleware hands every keyed handler: the caller and this request's rate decision. */
 export class CurrentCaller extends Context.Service<CurrentCaller, {
@@ -158,6 +165,6 @@ export class DropshelfApi extends HttpApi.make("dropshelf")
     version: API_VERSION,
     description:
       "A read-and-reserve JSON API over a directory of expired and dropped domain names with backlinks. Every endpoint under `/api/v1` needs `Authorization: Bearer <API_KEY>`. Every refusal is the JSON envelope `{\"error\": {\"code\", \"message\", ...}}`.",
-    transform: finishDocument
+    transform: finishDocument(CONDITIONAL_READS)
   }))
 {}

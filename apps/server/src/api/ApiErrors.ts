@@ -160,7 +160,7 @@ export class RateLimitedError extends Schema.Error<RateLimitedError>("RateLimite
 }, {
   httpApiStatus: 429,
   description:
-    "Over the key's per-minute ceiling; or the client's address sent more requests with a missing or refused key this minute than the server allows (30 by default), and is then refused, a valid key included, until the minute ends, before any key is read. Carries `Retry-After` (whole seconds), repeated in the body as `retry_after`; the refusal of an address carries no `X-RateLimit-*`."
+    "Over the key's per-minute ceiling; or the client's address sent more requests with a missing or refused key this minute than the server allows (30 by default), and is then refused, a valid key included, until the minute ends, before any key is read. Carries `Retry-After` (whole seconds), repeated in the body as `retry_after`; the refusal of an address carries no `X-RateLimit-*`, `RateLimit-Policy` or `RateLimit`."
 }) {}
 
 export class ServerError extends Schema.Error<ServerError>("ServerError")({

@@ -2,7 +2,8 @@ import { ListQuery } from "@dropshelf/core"
 
 /**
  * What the generated OpenAPI document cannot learn from the endpoint schemas: the headers the
- * HTTP boundary adds (rate limits, `WWW-Authenticate`, `Retry-After`, `Allow`, CORS) and the
+ * HTTP boundary adds (rate limits, `WWW-Authenticate`, `Retry-After`, `Allow`, CORS, the request
+ * id), the conditional reads (`If-None-Match`, `ETag`, 304), the next page's `Link` and the
  * optional request body of `DELETE /holds/{id}`. Applied through the API's `transform`
  * annotation, so `/api/v1/openapi.json` and `/docs` show the same document.
  */
@@ -21,10 +22,54 @@ export const RESPONSE_HEADERS: Json = {
     "Unix time in seconds at which the current window ends (the next wall-clock minute).",
     { minimum: 0 }
   ),
+  "RateLimit-Policy": {
+    description:
+      "The key's quota as an IETF structured field (draft-ietf-httpapi-ratelimit-headers-11): `\"per-minute\";q=<requests per minute>;w=60`. Sent with `X-RateLimit-*`, and only then.",
+    schema: { type: "string", examples: ["\"per-minute\";q=60;w=60"] }
+  },
+  RateLimit: {
+    description:
+      "What is left of the quota, as an IETF structured field: `\"per-minute\";r=<requests left>;t=<whole seconds until the window resets>`; `r` is `X-RateLimit-Remaining`, `t` is `Retry-After` on a 429.",
+    schema: { type: "string", examples: ["\"per-minute\";r=57;t=23"] }
+  },
   "Retry-After": integerHeader("Whole seconds (at least 1) until the window resets.", { minimum: 1, maximum: 60 }),
   "WWW-Authenticate": { description: "Always `Bearer realm=\"dropshelf\"`.", schema: { type: "string" } },
   Allow: { description: "The methods this path implements.", schema: { type: "string" } },
-  "Access-Control-Allow-Origin": { description: "Always `*`.", schema: { type: "string", const: "*" } }
+  "Access-Control-Allow-Origin": { description: "Always `*`.", schema: { type: "string", const: "*" } },
+  "X-Request-Id": {
+    description:
+      "This request's id: the request's own `X-Request-Id` when it is 1 to 128 characters among letters, digits and `-_.:+/=`, else a new UUID. The same id is in the server's log line for the request and in the message of any 5xx.",
+    schema: { type: "string", pattern: "^[A-Za-z0-9\\-_.:+/=]{1,128}$" }
+  },
+  ETag: {
+    description:
+      "The entity tag of this body for this caller: strong, except on a list page, where it is weak (`W/\"…\"`) and leaves out `synced_at`. Send it back in `If-None-Match`.",
+    schema: { type: "string" }
+  },
+  Link: {
+    description:
+      "On a page that has a next one: `</api/v1/domains?…&cursor=…>; rel=\"next\"` (RFC 8288), this request's path and query with the next cursor, as a reference relative to the URL requested.",
+    required: false,
+    schema: { type: "string" }
+  }
+}
+
+const IF_NONE_MATCH = {
+  name: "If-None-Match",
+  in: "header",
+  required: false,
+  description:
+    "Entity tags of copies you hold (RFC 9110 section 13.1.2: a list, `*`, weak or strong tags, compared weakly). When one matches what this request would answer, the answer is 304 with no body, and the request does not count against the key's limit.",
+  schema: { type: "string" }
+}
+
+const X_REQUEST_ID = {
+  name: "X-Request-Id",
+  in: "header",
+  required: false,
+  description:
+    "Your id for this request, echoed in the response's `X-Request-Id` and written to the server's log when it is 1 to 128 characters among letters, digits and `-_.:+/=`; otherwise the server makes one.",
+  schema: { type: "string" }
 }
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` })
@@ -47,7 +92,11 @@ const spelledType = (schema: Json | undefined): Json | undefined => {
   return undefined
 }
 
-export const finishDocument = (spec: Json): Json => {
+/**
+ * The document finished; `conditionalReads` are the operation ids of the reads that answer
+ * `If-None-Match` (Api.ts `CONDITIONAL_READS`, passed in: Api.ts imports this module).
+ */
+export const finishDocument = (conditionalReads: ReadonlyArray<string>) => (spec: Json): Json => {
   spec.components ??= {}
   spec.components.headers = { ...(spec.components.headers ?? {}), ...RESPONSE_HEADERS }
   for (const pathItem of Object.values<Json>(spec.paths ?? {})) {
@@ -60,16 +109,33 @@ export const finishDocument = (spec: Json): Json => {
         const type = parameter.in === "query" ? spelledType(parameter.schema) : undefined
         if (type !== undefined) parameter.schema = { ...type, description: parameter.schema?.description }
       }
+      const conditional = conditionalReads.includes(operation.operationId)
+      operation.parameters = [...(operation.parameters ?? []), ...(conditional ? [IF_NONE_MATCH] : []), X_REQUEST_ID]
+      if (conditional) {
+        operation.responses["304"] = {
+          description:
+            "Not modified: `If-None-Match` matched the tag of what this request would answer. No body; not counted against the key's limit (the rate-limit headers say what is left, unchanged).",
+          headers: { ETag: ref("ETag") }
+        }
+      }
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
-        const headers: Json = { ...(response.headers ?? {}), "Access-Control-Allow-Origin": ref("Access-Control-Allow-Origin") }
+        const headers: Json = {
+          ...(response.headers ?? {}),
+          "Access-Control-Allow-Origin": ref("Access-Control-Allow-Origin"),
+          "X-Request-Id": ref("X-Request-Id")
+        }
         if (keyed && !UNCOUNTED.has(status)) {
           headers["X-RateLimit-Limit"] = ref("X-RateLimit-Limit")
           headers["X-RateLimit-Remaining"] = ref("X-RateLimit-Remaining")
           headers["X-RateLimit-Reset"] = ref("X-RateLimit-Reset")
+          headers["RateLimit-Policy"] = ref("RateLimit-Policy")
+          headers.RateLimit = ref("RateLimit")
         }
         if (status === "401") headers["WWW-Authenticate"] = ref("WWW-Authenticate")
         if (status === "429") headers["Retry-After"] = ref("Retry-After")
         if (status === "405") headers.Allow = ref("Allow")
+        if (status === "200" && conditional) headers.ETag = ref("ETag")
+        if (status === "200" && operation.operationId === "domains.list") headers.Link = ref("Link")
         response.headers = headers
       }
     }

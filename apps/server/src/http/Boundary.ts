@@ -9,23 +9,43 @@ import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
 import type { ErrorFields } from "../api/ApiErrors.ts"
 import { AddressGate, refusalOf } from "./AddressGate.ts"
 import { bearerOf, countRequest } from "./ApiKeyAuth.ts"
+import { RequestId, requestIdOf, serverFaultMessage } from "./RequestId.ts"
 
 /*
  * The HTTP boundary around every route. The framework routes, answers the CORS preflight and
  * adds the CORS headers (`HttpMiddleware.cors`); this module keeps what the spec makes ours:
  * 405 with `Allow` (the router has no notion of it), the body cap, the JSON error envelope for
  * every refusal the framework would answer in its own way, the rate-limit headers on the
- * answers given before any handler ran, and one log line per request.
+ * answers given before any handler ran, the request id, and one log line per request.
  */
 
 /** Request bodies are capped: the largest body any endpoint takes is a few dozen bytes. */
 export const MAX_BODY_BYTES = 16 * 1024
 
-export const EXPOSED_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]
+export const EXPOSED_HEADERS = [
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+  "Retry-After",
+  "RateLimit-Policy",
+  "RateLimit",
+  "ETag",
+  "Link",
+  "X-Request-Id"
+]
 export const WWW_AUTHENTICATE = "Bearer realm=\"dropshelf\""
 
 /** The headers a browser may send on a cross-origin request, REST and MCP alike. */
-const ALLOWED_HEADERS = ["Authorization", "Content-Type", "Accept", "Mcp-Protocol-Version", "Mcp-Session-Id", "Last-Event-ID"]
+const ALLOWED_HEADERS = [
+  "Authorization",
+  "Content-Type",
+  "Accept",
+  "If-None-Match",
+  "X-Request-Id",
+  "Mcp-Protocol-Version",
+  "Mcp-Session-Id",
+  "Last-Event-ID"
+]
 
 interface KnownPath {
   readonly pattern: RegExp
@@ -138,15 +158,15 @@ const missingHost = () =>
     message: "An HTTP/1.1 request needs a Host header"
   }, { connection: "close" })
 
-const serverError = (isReveal: boolean) =>
+const serverError = (isReveal: boolean, requestId: string) =>
   errorResponse(500, {
     code: "server_error",
-    message: "The service failed; retry with backoff",
+    message: serverFaultMessage("The service failed; retry with backoff", requestId),
     ...(isReveal ? { reveal_code: "REVEAL_FAILED" as const } : {})
   })
 
 /** Everything the routes could not answer themselves, as the envelope. `fault` is set when it is ours. */
-const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest) => {
+const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest, requestId: string) => {
   const isReveal = /\/reveal\/?$/.test(pathnameOf(request.url))
   for (const reason of cause.reasons) {
     const value = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
@@ -163,13 +183,14 @@ const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpS
   }
   if (Cause.hasInterruptsOnly(cause)) {
     // The client went away (or the server is stopping): an answer nobody may receive, not a fault.
-    return { response: errorResponse(503, { code: "server_error", message: "The request was cut short; retry" }), abandoned: true }
+    const message = serverFaultMessage("The request was cut short; retry", requestId)
+    return { response: errorResponse(503, { code: "server_error", message }), abandoned: true }
   }
-  return { response: serverError(isReveal), fault: cause }
+  return { response: serverError(isReveal, requestId), fault: cause }
 }
 
 /** The framework's own bodies (a bare 415, an empty 500…) become the envelope too. */
-const enveloped = (response: HttpServerResponse.HttpServerResponse, pathname: string) => {
+const enveloped = (response: HttpServerResponse.HttpServerResponse, pathname: string, requestId: string) => {
   if (response.status < 400) return response
   const body = response.body as { readonly contentType?: string }
   const contentType = response.headers["content-type"] ?? body.contentType
@@ -189,7 +210,7 @@ const enveloped = (response: HttpServerResponse.HttpServerResponse, pathname: st
     case 413:
       return tooLarge()
     default:
-      return serverError(/\/reveal\/?$/.test(pathname))
+      return serverError(/\/reveal\/?$/.test(pathname), requestId)
   }
 }
 
@@ -257,6 +278,7 @@ export const boundary = <E, R>(
     const known = matchPath(table, pathname)
     const method = request.method.toUpperCase()
     const secret = bearerOf(request.headers.authorization)
+    const requestId = yield* RequestId
     let fault: Cause.Cause<unknown> | undefined
     let abandoned = false
     let beforeHandler = true
@@ -279,7 +301,7 @@ export const boundary = <E, R>(
       response = yield* app.pipe(
         Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
         Effect.catchCause((cause) => {
-          const answer = fromCause(cause, request)
+          const answer = fromCause(cause, request, requestId)
           fault = answer.fault
           abandoned = answer.abandoned === true
           if (answer.unrouted === true) beforeHandler = true
@@ -287,7 +309,7 @@ export const boundary = <E, R>(
         })
       )
     }
-    response = enveloped(response, pathname)
+    response = enveloped(response, pathname, requestId)
     if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", WWW_AUTHENTICATE)
     if (beforeHandler && secret !== undefined && isKeyed(pathname)) {
       response = yield* counted(request, secret, response)
@@ -309,11 +331,21 @@ export const boundary = <E, R>(
     return response
   })
 
-  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  const answer = (request: HttpServerRequest.HttpServerRequest) => {
     if (request.method !== "OPTIONS") return served
     const secret = bearerOf(request.headers.authorization)
     const pathname = pathnameOf(request.url)
     return secret === undefined || !isKeyed(pathname) ? served : keyedOptions(request, secret, pathname)
+  }
+
+  // Every response carries the request's id, the preflight's included, and so does its log line.
+  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const requestId = requestIdOf(request.headers["x-request-id"])
+    return answer(request).pipe(
+      Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId)),
+      Effect.provideService(RequestId, requestId),
+      Effect.annotateLogs("request_id", requestId)
+    )
   })
 }
 

@@ -1,6 +1,7 @@
 import { type IncomingMessage, maxHeaderSize } from "node:http"
 import type { Socket } from "node:net"
 import type { ErrorFields } from "../api/ApiErrors.ts"
+import { requestIdOf } from "./RequestId.ts"
 
 /** The status Node itself gives each error (decision 0200), and what the caller is told: never the bytes it sent. */
 const refusalOf = (code: string | undefined): { readonly status: string; readonly message: string } => {
@@ -34,31 +35,40 @@ export const answerClientError = (error: Error & { readonly code?: string }, soc
     return
   }
   const { message, status } = refusalOf(error.code)
-  endWith(socket, status, { code: "invalid_request", message })
+  // The request could not be read, so it has no id of its own.
+  endWith(socket, status, { code: "invalid_request", message }, requestIdOf(undefined))
 }
 
 /** Writes a refusal in the envelope on a socket no response has started on, and closes it. */
-const endWith = (socket: Socket, status: string, fields: ErrorFields): void => {
+const endWith = (socket: Socket, status: string, fields: ErrorFields, requestId: string): void => {
   const body = JSON.stringify({ error: fields })
   socket.end(
-    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n` +
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nAccess-Control-Allow-Origin: *\r\n` +
+      `Access-Control-Expose-Headers: X-Request-Id\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
   )
 }
+
+const firstOf = (value: string | ReadonlyArray<string> | undefined) => typeof value === "string" ? value : undefined
 
 /**
  * Node hands a CONNECT request to a `connect` listener, or closes the socket without a word
  * when there is none. Its target is not origin-form, so it is the 404 every such target gets
  * (decision 0200); no key is read, as for the refusals above.
  */
-export const answerConnect = (_request: IncomingMessage, socket: Socket): void => {
+export const answerConnect = (request: IncomingMessage, socket: Socket): void => {
   // Node has handed the socket over with no listener of its own left on it.
   socket.on("error", () => socket.destroy())
   if (!socket.writable) {
     socket.destroy()
     return
   }
-  endWith(socket, "404 Not Found", { code: "not_found", message: "No route takes a CONNECT request: this is not a proxy" })
+  endWith(
+    socket,
+    "404 Not Found",
+    { code: "not_found", message: "No route takes a CONNECT request: this is not a proxy" },
+    requestIdOf(firstOf(request.headers["x-request-id"]))
+  )
   // The client may keep its side open; the answer is out, so the socket does not wait for it long.
   socket.setTimeout(5_000, () => socket.destroy())
 }

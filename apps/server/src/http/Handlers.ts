@@ -29,18 +29,33 @@ const AccountHandlers = HttpApiBuilder.group(
  */
 const renderedJson = (bytes: Uint8Array) => HttpServerResponse.uint8Array(bytes, { contentType: "application/json" })
 
+/**
+ * `Link: <…>; rel="next"` (RFC 8288) to the next page: this request's path and query with the
+ * new cursor, as a relative reference, which the client resolves against the URL it asked. An
+ * absolute one would need the public origin, which the server cannot know behind a proxy.
+ */
+export const nextLink = (url: string, cursor: string): string => {
+  const end = url.search(/[?#]/)
+  const query = new URLSearchParams(end === -1 || url[end] === "#" ? "" : url.slice(end + 1).split("#", 1)[0])
+  query.set("cursor", cursor)
+  return `<${end === -1 ? url : url.slice(0, end)}?${query}>; rel="next"`
+}
+
 const DomainsHandlers = HttpApiBuilder.group(
   DropshelfApi,
   "domains",
   Effect.fn(function*(handlers) {
     const directory = yield* Directory.Directory
     return handlers.handleAll({
-      list: ({ query }) =>
+      list: ({ query, request }) =>
         withCaller(({ caller }) => {
           // A since run shows each listing once: neither its JSON nor the page's is worth keeping (ListingJson).
           const options = { keep: query.since === undefined }
           return directory.listRecords(caller, query).pipe(
-            Effect.map((page) => renderedJson(ListingJson.pageJsonBytes(page, options))),
+            Effect.map((page) => {
+              const response = renderedJson(ListingJson.pageJsonBytes(page, options))
+              return page.nextCursor === null ? response : HttpServerResponse.setHeader(response, "link", nextLink(request.url, page.nextCursor))
+            }),
             refuseAs("read")
           )
         }),

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Clock, type Context, Effect, Exit, Layer, Result, Schema } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Layer, Result, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Directory, Quote, RateLimiter } from "@dropshelf/core"
 import { API_VERSION } from "../api/Api.ts"
@@ -8,6 +8,7 @@ import { AddressGate, refusalOf } from "../http/AddressGate.ts"
 import { bearerOf, rateLimitHeaders } from "../http/ApiKeyAuth.ts"
 import { errorResponse, WWW_AUTHENTICATE } from "../http/Boundary.ts"
 import { toApiError } from "../http/ErrorMapping.ts"
+import { RequestId, serverFaultMessage } from "../http/RequestId.ts"
 import { TOOLS, type ToolDefinition } from "./Tools.ts"
 
 /*
@@ -121,7 +122,7 @@ const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<
   )
   return refused({
     code: "server_error",
-    message: "The service failed; retry with backoff",
+    message: serverFaultMessage("The service failed; retry with backoff", Context.get(call.context, RequestId)),
     ...(tool.operation === "reveal" ? { reveal_code: "REVEAL_FAILED" as const } : {})
   })
 }

@@ -63,6 +63,14 @@ export const pageJsonParts = (page: ReaderPage, options: RenderOptions = {}): Ar
   return parts
 }
 
+/**
+ * The bytes of a rendered page (`pageJsonBytes`) up to its watermark: `synced_at` is the page's
+ * last member and holds no comma, so it starts after the last comma. What the page says apart
+ * from the watermark, which moves with the clock while the rows stay the same: a page's entity
+ * tag is taken over these bytes.
+ */
+export const withoutWatermark = (bytes: Uint8Array): Uint8Array => bytes.subarray(0, bytes.lastIndexOf(0x2c))
+
 /** The JSON of `toPageView(page)`. */
 export const pageJson = (page: ReaderPage, options: RenderOptions = {}): string => pageJsonParts(page, options).join("")
 

@@ -14,7 +14,20 @@ export interface RateDecision {
 export class RateLimiter extends Context.Service<RateLimiter, {
   /** Counts one request against the key's current window, allowed or not. */
   readonly hit: (keyId: string, limit: number) => Effect.Effect<RateDecision>
+  /**
+   * The key's current window without counting: `remaining` as the last counted request left it,
+   * `allowed` whether one more request would be. For answers that do not count (a 304).
+   */
+  readonly peek: (keyId: string, limit: number) => Effect.Effect<RateDecision>
 }>()("@dropshelf/core/RateLimiter") {}
+
+/** The decision for a window holding `count` requests: after a hit, or, when peeking, before the next one. */
+export const decisionOf = (count: number, limit: number, resetAt: Instant, peeked: boolean): RateDecision => ({
+  allowed: peeked ? count < limit : count <= limit,
+  limit,
+  remaining: Math.max(0, limit - count),
+  resetAt
+})
 
 /** Counters for this process only: the default, and the fallback when a shared store is unreachable. */
 export const makeInProcess = Effect.sync(() => {
@@ -31,7 +44,13 @@ export const makeInProcess = Effect.sync(() => {
         if (windows.size > 100_000) {
           for (const [key, value] of windows) if (value.start < start) windows.delete(key)
         }
-        return { allowed: current.count <= limit, limit, remaining: Math.max(0, limit - current.count), resetAt: start + MINUTE }
+        return decisionOf(current.count, limit, start + MINUTE, false)
+      }),
+    peek: (keyId, limit) =>
+      Effect.map(Clock.currentTimeMillis, (now): RateDecision => {
+        const start = startOfMinute(now)
+        const window = windows.get(keyId)
+        return decisionOf(window !== undefined && window.start === start ? window.count : 0, limit, start + MINUTE, true)
       })
   })
 })
@@ -44,5 +63,6 @@ export const layerInProcess = Layer.effect(RateLimiter, makeInProcess)
  */
 export const countOnly = (limiter: RateLimiter["Service"]): RateLimiter["Service"] =>
   RateLimiter.of({
-    hit: (keyId, limit) => Effect.map(limiter.hit(keyId, limit), (decision) => ({ ...decision, allowed: true }))
+    hit: (keyId, limit) => Effect.map(limiter.hit(keyId, limit), (decision) => ({ ...decision, allowed: true })),
+    peek: (keyId, limit) => Effect.map(limiter.peek(keyId, limit), (decision) => ({ ...decision, allowed: true }))
   })
