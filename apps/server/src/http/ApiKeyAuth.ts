@@ -1,8 +1,8 @@
 import { Clock, Effect, Layer, Redacted, Result } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type Directory, RateLimiter } from "@dropshelf/core"
-import { ApiKeyAuth, CurrentCaller } from "../api/Api.ts"
-import { RateLimitedError } from "../api/ApiErrors.ts"
+import { ApiKeyAuth, CurrentCaller } from "@dropshelf/api/Api"
+import { RateLimitedError } from "@dropshelf/api/ApiErrors"
 import { AddressGate, refusalOf } from "./AddressGate.ts"
 import { type Operation, toApiError } from "./ErrorMapping.ts"
 

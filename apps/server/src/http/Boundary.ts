@@ -5,8 +5,8 @@ import { HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest
 import { HttpApiError } from "effect/http-api"
 import type * as SchemaIssue from "effect/SchemaIssue"
 import { ApiKey, ListQuery, Quote, RateLimiter } from "@dropshelf/core"
-import { API_PREFIX, DropshelfApi } from "../api/Api.ts"
-import type { ErrorFields } from "../api/ApiErrors.ts"
+import { API_PREFIX, DropshelfApi } from "@dropshelf/api/Api"
+import type { ErrorFields } from "@dropshelf/api/ApiErrors"
 import { AddressGate, refusalOf } from "./AddressGate.ts"
 import { bearerOf, countRequest } from "./ApiKeyAuth.ts"
 
