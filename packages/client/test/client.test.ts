@@ -3,9 +3,12 @@
  * adapter: every call decodes the contract's types, list pages and the since feed iterate to
  * their end, and refusals arrive as `DropshelfError` with the status and the envelope.
  */
+import { Effect, Stream } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Operators } from "@dropshelf/core"
-import { Dropshelf, DropshelfError, type Listing, type Tombstone } from "@dropshelf/client"
+import { ApiErrors } from "@dropshelf/api"
+import { ListQuery, Operators } from "@dropshelf/core"
+import { Dropshelf, DropshelfClient, DropshelfError, Idempotency, type Listing, type Tombstone } from "@dropshelf/client"
 import { adapters, cleanupPgliteDirs } from "../../../apps/server/test/adapters.ts"
 import { account, addListings, listing, newId, type Running, start } from "../../../apps/server/test/harness.ts"
 
@@ -169,6 +172,30 @@ for (const adapter of adapters) {
       expect(seen).toContainEqual({ id: rows[0]!.id, status: "delisted", updated_at: expect.any(String) })
       expect(seen.find((row) => row.id === rows[1]!.id)).toMatchObject({ status: "active", estimated_value_cents: 300_000 })
       expect(second.syncedAt).toMatch(/Z$/)
+    })
+
+    it("serves Effect programs: the contract's client, its error classes, pages as a stream, a chosen idempotency key", async () => {
+      const key = await account(server, "pro", "client-effect")
+      const recorded = recordingFetch()
+      const query = Effect.runSync(ListQuery.decode({ category, limit: "3" }))
+      const program = Effect.gen(function*() {
+        const client = yield* DropshelfClient.DropshelfClient
+        const sizes = yield* DropshelfClient.pages(client, query).pipe(
+          Stream.map((page) => page.data.length),
+          Stream.runCollect
+        )
+        const missing = yield* Effect.flip(client.domains.get({ params: { id: newId() } }))
+        const revealed = yield* client.domains.reveal({ params: { id: shelf[4]!.id } }).pipe(Idempotency.withKey("effect-reveal-1"))
+        return { sizes, missing, revealed }
+      }).pipe(
+        Effect.provide(DropshelfClient.DropshelfClient.layerFetch({ baseUrl: server.base, apiKey: key.secret })),
+        Effect.provideService(FetchHttpClient.Fetch, recorded.fetch)
+      )
+      const { missing, revealed, sizes } = await Effect.runPromise(program)
+      expect(sizes).toEqual([3, 3, 1])
+      expect(missing).toBeInstanceOf(ApiErrors.NotFoundError)
+      expect(revealed.domain).toBe(shelf[4]!.domain)
+      expect(recorded.sent.at(-1)).toEqual({ method: "POST", path: `/api/v1/domains/${shelf[4]!.id}/reveal`, idempotencyKey: "effect-reveal-1" })
     })
 
     it("refuses the since feed below business with 402 naming since", async () => {
