@@ -11,6 +11,24 @@ module.exports = {
       }
     },
     {
+      name: "contract-is-server-free",
+      comment: "The HttpApi contract imports only effect, the core's schemas and its own files, so a client can use it without the server.",
+      severity: "error",
+      from: { path: "^packages/api/src" },
+      to: {
+        pathNot: ["^packages/api/src", "^packages/core/src", "node_modules/effect/"]
+      }
+    },
+    {
+      name: "client-builds-on-the-contract",
+      comment: "The typed client imports the contract (and through it the core's schemas), effect and its own few libraries: never a server, an adapter or Node built-ins, so it also runs in a browser.",
+      severity: "error",
+      from: { path: "^packages/client/src" },
+      to: {
+        pathNot: ["^packages/client/src", "^packages/api/src", "^packages/core/src", "node_modules/(effect|structured-headers)/"]
+      }
+    },
+    {
       name: "adapters-never-import-apps",
       severity: "error",
       from: { path: "^packages/" },
@@ -18,9 +36,9 @@ module.exports = {
     },
     {
       name: "adapters-never-import-each-other",
-      comment: "An adapter depends on the core only.",
+      comment: "An adapter depends on the core only (the client and the contract have their own rules above).",
       severity: "error",
-      from: { path: "^packages/(?!core/)([^/]+)/src" },
+      from: { path: "^packages/(?!core/|api/|client/)([^/]+)/src" },
       to: { path: "^packages/(?!core/)([^/]+)/", pathNot: "^packages/$1/" }
     },
     {

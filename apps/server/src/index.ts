@@ -1,10 +1,9 @@
 /**
- * @dropshelf/server — the REST API over the core's `Directory`: the HttpApi contract (also at
- * `@dropshelf/server/api`), its handlers, the HTTP boundary and the Node server, plus the RDAP
- * availability check the reveal uses.
+ * @dropshelf/server — the REST API over the core's `Directory`: the handlers of the HttpApi
+ * contract (`@dropshelf/api`, re-exported here), the HTTP boundary and the Node server, plus the
+ * RDAP availability check the reveal uses.
  */
-export * as Api from "./api/Api.ts"
-export * as ApiErrors from "./api/ApiErrors.ts"
+export { Api, ApiErrors } from "@dropshelf/api"
 export * as Boundary from "./http/Boundary.ts"
 export * as ErrorMapping from "./http/ErrorMapping.ts"
 export * as RdapAvailability from "./RdapAvailability.ts"

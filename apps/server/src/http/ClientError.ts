@@ -1,6 +1,6 @@
 import { type IncomingMessage, maxHeaderSize } from "node:http"
 import type { Socket } from "node:net"
-import type { ErrorFields } from "../api/ApiErrors.ts"
+import type { ErrorFields } from "@dropshelf/api/ApiErrors"
 import { requestIdOf } from "./RequestId.ts"
 
 /** The status Node itself gives each error (decision 0200), and what the caller is told: never the bytes it sent. */

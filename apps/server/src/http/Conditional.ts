@@ -2,7 +2,7 @@ import fresh from "fresh"
 import { hash } from "node:crypto"
 import { HttpServerResponse } from "effect/http"
 import { ListingJson } from "@dropshelf/core"
-import { CONDITIONAL_READS, type ConditionalRead } from "../api/Api.ts"
+import { CONDITIONAL_READS, type ConditionalRead } from "@dropshelf/api/Api"
 
 /*
  * Conditional reads (RFC 9110 section 13.1.2), as GitHub answers them: the reads that carry an

@@ -8,7 +8,7 @@ import {
   NotFoundError,
   UnauthorizedError,
   UpgradeRequiredError
-} from "../api/ApiErrors.ts"
+} from "@dropshelf/api/ApiErrors"
 
 /**
  * The one table from domain refusals to the wire: status (by error class), `error.code`, the

@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { Directory, ListingJson } from "@dropshelf/core"
-import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "../api/Api.ts"
+import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "@dropshelf/api/Api"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
 

@@ -1,6 +1,6 @@
 import { Effect, Record, Result, Schema, SchemaTransformation } from "effect"
 import { type Directory, Errors, Hold, Listing, ListQuery, Me, type RateLimiter } from "@dropshelf/core"
-import { ErrorCode, HoldCode, RevealCode } from "../api/ApiErrors.ts"
+import { ErrorCode, HoldCode, RevealCode } from "@dropshelf/api/ApiErrors"
 import type { DomainError, Operation } from "../http/ErrorMapping.ts"
 
 /*

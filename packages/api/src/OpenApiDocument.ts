@@ -93,10 +93,24 @@ const spelledType = (schema: Json | undefined): Json | undefined => {
 }
 
 /**
+ * An array schema with no `items` accepts any items (JSON Schema's default), and Effect leaves
+ * `items` out when they are unconstrained (`agent_citability.sources`); linters of OpenAPI
+ * documents and some generators require the keyword, so it is written out: `items: {}`.
+ */
+const explicitItems = (node: unknown): void => {
+  if (Array.isArray(node)) return node.forEach(explicitItems)
+  if (typeof node !== "object" || node === null) return
+  const schema = node as Json
+  if (schema.type === "array" && !("items" in schema) && !("prefixItems" in schema)) schema.items = {}
+  for (const value of Object.values(schema)) explicitItems(value)
+}
+
+/**
  * The document finished; `conditionalReads` are the operation ids of the reads that answer
  * `If-None-Match` (Api.ts `CONDITIONAL_READS`, passed in: Api.ts imports this module).
  */
 export const finishDocument = (conditionalReads: ReadonlyArray<string>) => (spec: Json): Json => {
+  explicitItems(spec.components?.schemas)
   spec.components ??= {}
   spec.components.headers = { ...(spec.components.headers ?? {}), ...RESPONSE_HEADERS }
   for (const pathItem of Object.values<Json>(spec.paths ?? {})) {

@@ -84,7 +84,8 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
     params: { id: ListingIdParam },
     success: Listing.ListingView,
     error: [...CommonErrors, NotFoundError]
-  }).annotate(OpenApi.Summary, "One listing"),
+  }).annotate(OpenApi.Summary, "One listing")
+    .annotate(OpenApi.Description, "The full row, as in a page. 404 when the listing has left the directory, is newer than the plan's access delay, or cannot be seen by the caller. A read never spends a reveal."),
   HttpApiEndpoint.post("reveal", "/domains/:id/reveal", {
     params: { id: ListingIdParam },
     success: Listing.RevealedListingView,
@@ -125,6 +126,7 @@ export class MetaGroup extends HttpApiGroup.make("meta").add(
     success: Schema.Record(Schema.String, Schema.Unknown).annotate({ description: "This document" }),
     error: CommonErrors
   }).annotate(OpenApi.Summary, "Machine-readable description (OpenAPI 3.1)")
+    .annotate(OpenApi.Description, "This document. It needs a key, like every `/api/v1` endpoint; `/docs` renders it without one.")
 ) {}
 
 const Link = (href: string, description: string) =>

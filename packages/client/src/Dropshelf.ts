@@ -1,0 +1,187 @@
+import { Effect, Exit, Result } from "effect"
+import { FetchHttpClient } from "effect/http"
+import type { Hold as HoldSchemas, Listing as ListingSchemas, ListQuery, Me as MeSchemas } from "@dropshelf/core"
+import * as DropshelfClient from "./DropshelfClient.ts"
+import { DropshelfError, fromCause } from "./DropshelfError.ts"
+import * as Idempotency from "./Idempotency.ts"
+import { type ListingsQuery, toListQuery } from "./ListingsQuery.ts"
+
+/*
+ * The client for programs that do not use Effect: every call returns a promise of the
+ * contract's type, and rejects with a `DropshelfError` (a refusal: status and envelope) or a
+ * `DropshelfTransportError` (no usable answer after the retries).
+ */
+
+export type Listing = ListingSchemas.ListingView
+export type RevealedListing = ListingSchemas.RevealedListingView
+export type Tombstone = ListingSchemas.TombstoneView
+export type ListingPage = ListingSchemas.PageView
+export type Me = MeSchemas.MeView
+export type Hold = HoldSchemas.HoldView
+export type HoldResponse = HoldSchemas.HoldResponse
+export type HoldList = HoldSchemas.HoldList
+export type HoldOutcome = HoldSchemas.HoldOutcome
+
+export interface DropshelfOptions extends DropshelfClient.Options {
+  /** The `fetch` to send with; default the platform's. */
+  readonly fetch?: typeof globalThis.fetch | undefined
+}
+
+export interface CallOptions {
+  /** Aborts the call, its retries and waits included; the promise rejects with the signal's reason. */
+  readonly signal?: AbortSignal | undefined
+}
+
+export interface WriteOptions extends CallOptions {
+  /**
+   * The write's idempotency key, 1 to 255 visible ASCII characters. Default: a new random key
+   * for each call, reused by its retries. Pass your own to repeat a write safely across
+   * processes (a job that restarts, say): the server answers a repeat with the first answer.
+   */
+  readonly idempotencyKey?: string | undefined
+}
+
+/** A run of the `since` feed: listings and tombstones, and the watermark to keep for the next run. */
+export interface SinceFeed extends AsyncIterable<Listing | Tombstone> {
+  /**
+   * The `synced_at` of this run's first page, once it has arrived: store it, and pass it as
+   * `since` on the next run (the feed's rule 1).
+   */
+  readonly syncedAt: string | undefined
+}
+
+const isListing = (row: Listing | Tombstone): row is Listing => row.status === "active"
+
+export class Dropshelf {
+  readonly listings: {
+    /** One page of `GET /domains`. */
+    readonly list: (query?: ListingsQuery, options?: CallOptions) => Promise<ListingPage>
+    /** One listing; 404 `not_found` when it left the directory or the plan cannot see it yet. */
+    readonly get: (id: string, options?: CallOptions) => Promise<Listing>
+    /** Every page of a query, following `next_cursor` until it is null. */
+    readonly pages: (query?: Omit<ListingsQuery, "since">, options?: CallOptions) => AsyncIterable<ListingPage>
+    /** Every listing of a query, page after page. */
+    readonly iterate: (query?: Omit<ListingsQuery, "since">, options?: CallOptions) => AsyncIterable<Listing>
+    /**
+     * The `since` feed (business plan): every listing changed at or after `since`, and a
+     * tombstone (`status: "delisted"`) for each that left. `null` for a first run: the whole
+     * directory, listings only. Other plans are refused 402 `upgrade_required`.
+     */
+    readonly since: (
+      since: string | Date | null,
+      query?: Omit<ListingsQuery, "since" | "sort" | "cursor">,
+      options?: CallOptions
+    ) => SinceFeed
+  }
+
+  readonly holds: {
+    /** The account's running holds and those that ended within 30 days. */
+    readonly list: (options?: CallOptions) => Promise<HoldList>
+    /** Takes the hold's one extension. */
+    readonly extend: (holdId: string, options?: WriteOptions) => Promise<HoldResponse>
+    /** Ends the hold as `released` (the default) or `registered`. */
+    readonly end: (holdId: string, outcome?: HoldOutcome, options?: WriteOptions) => Promise<HoldResponse>
+  }
+
+  readonly #client: DropshelfClient.Client
+  readonly #fetch: typeof globalThis.fetch | undefined
+
+  constructor(options: DropshelfOptions) {
+    this.#client = Effect.runSync(DropshelfClient.make(options).pipe(Effect.provide(FetchHttpClient.layer)))
+    this.#fetch = options.fetch
+    this.listings = {
+      list: (query, options) => this.#list(query, options),
+      get: (id, options) => this.#run((client) => client.domains.get({ params: { id } }), options),
+      pages: (query, options) => this.#pages(query, options),
+      iterate: (query, options) => this.#listings(query, options),
+      since: (since, query, options) => this.#since(since, query, options)
+    }
+    this.holds = {
+      list: (options) => this.#run((client) => client.holds.list(), options),
+      extend: (holdId, options) => this.#run((client) => client.holds.extend({ params: { id: holdId } }), options),
+      end: (holdId, outcome, options) =>
+        this.#run(
+          (client) => client.holds.end({ params: { id: holdId }, payload: outcome === undefined ? {} : { outcome } }),
+          options
+        )
+    }
+  }
+
+  /** The key and its plan: reveals left this month, requests left this minute, whether `since` is on. */
+  me(options?: CallOptions): Promise<Me> {
+    return this.#run((client) => client.account.me(), options)
+  }
+
+  /** Reveals a name: the only call that spends. A repeat returns the original `revealed_at` at no cost. */
+  reveal(id: string, options?: WriteOptions): Promise<RevealedListing> {
+    return this.#run((client) => client.domains.reveal({ params: { id } }), options)
+  }
+
+  /** Holds a listing the account has revealed; holding it again returns the running hold. */
+  hold(id: string, options?: WriteOptions): Promise<HoldResponse> {
+    return this.#run((client) => client.domains.hold({ params: { id } }), options)
+  }
+
+  /** Runs one call; on failure, rejects with the error `fromCause` names. */
+  async #run<A>(call: (client: DropshelfClient.Client) => Effect.Effect<A, unknown>, options: WriteOptions | undefined): Promise<A> {
+    let effect = call(this.#client)
+    if (options?.idempotencyKey !== undefined) effect = Idempotency.withKey(effect, options.idempotencyKey)
+    if (this.#fetch !== undefined) effect = Effect.provideService(effect, FetchHttpClient.Fetch, this.#fetch)
+    const signal = options?.signal
+    const exit = await Effect.runPromiseExit(effect, signal === undefined ? undefined : { signal })
+    if (Exit.isSuccess(exit)) return exit.value
+    if (signal?.aborted === true) throw signal.reason
+    throw await Effect.runPromise(fromCause(exit.cause))
+  }
+
+  #list(query: ListingsQuery | undefined, options: CallOptions | undefined): Promise<ListingPage> {
+    const decoded = toListQuery(query)
+    if (Result.isFailure(decoded)) return Promise.reject(refusedLocally(decoded.failure))
+    return this.#page(decoded.success, options)
+  }
+
+  #page(query: ListQuery.ListQuery, options: CallOptions | undefined): Promise<ListingPage> {
+    return this.#run((client) => client.domains.list({ query }), options)
+  }
+
+  async *#pages(query: ListingsQuery | undefined, options: CallOptions | undefined): AsyncGenerator<ListingPage> {
+    const decoded = toListQuery(query)
+    if (Result.isFailure(decoded)) throw refusedLocally(decoded.failure)
+    let cursor = decoded.success.cursor
+    do {
+      const page = await this.#page({ ...decoded.success, cursor }, options)
+      yield page
+      cursor = page.next_cursor ?? undefined
+    } while (cursor !== undefined)
+  }
+
+  async *#listings(query: ListingsQuery | undefined, options: CallOptions | undefined): AsyncGenerator<Listing> {
+    for await (const page of this.#pages(query, options)) yield* page.data.filter(isListing)
+  }
+
+  #since(
+    since: string | Date | null,
+    query: Omit<ListingsQuery, "since" | "sort" | "cursor"> | undefined,
+    options: CallOptions | undefined
+  ): SinceFeed {
+    const pages = (): AsyncIterable<ListingPage> => this.#pages({ ...query, ...(since === null ? {} : { since }) }, options)
+    let syncedAt: string | undefined
+    return {
+      get syncedAt() {
+        return syncedAt
+      },
+      async *[Symbol.asyncIterator]() {
+        let first = true
+        for await (const page of pages()) {
+          if (first) syncedAt = page.synced_at
+          first = false
+          yield* page.data
+        }
+      }
+    }
+  }
+}
+
+/** A query the contract's schema refuses: the 400 the server would answer, without sending it. */
+const refusedLocally = (refusal: { readonly parameter: string; readonly message: string }) =>
+  new DropshelfError(400, { code: "invalid_request", message: refusal.message, parameter: refusal.parameter })
