@@ -106,7 +106,7 @@ for (const adapter of adapters) {
           expect(response.headers.get("content-type")).toContain("application/json")
           expect(response.body).toMatchObject({
             name: "dropshelf",
-            version: "1.1.0",
+            version: "1.2.0",
             links: { docs: { href: "/docs" }, openapi: { href: "/api/v1/openapi.json" }, health: { href: "/healthz" } }
           })
           expect(response.headers.get("x-ratelimit-limit")).toBeNull()
