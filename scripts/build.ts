@@ -77,6 +77,9 @@ export const build = async (outdir: string, options: { readonly commit?: string;
     logLevel: options.forLauncher === true ? "silent" : "warning"
   })
   chmodSync(join(outdir, "dropshelf.js"), 0o755)
+  // esbuild keeps its service process alive for the next build; the launcher builds once and then
+  // serves, and a server should not carry a stray child.
+  if (options.forLauncher === true) await esbuild.stop()
   return result
 }
 
