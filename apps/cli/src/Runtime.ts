@@ -18,7 +18,7 @@ export type { DropshelfConfig } from "./Config.ts"
 export { describeStorage } from "./Config.ts"
 
 /**
- * The SqlClient and the five storage ports, on PostgreSQL when `DATABASE_URL` is set, else
+ * The SqlClient and the six storage ports, on PostgreSQL when `DATABASE_URL` is set, else
  * embedded PGlite; `purpose` says how long the process will keep it (PGlite's settings).
  */
 export const storage = (

@@ -4,7 +4,7 @@ import { HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerResp
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
-import type { Directory, RateLimiter } from "@dropshelf/core"
+import { Directory, type RateLimiter } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
@@ -68,6 +68,7 @@ export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRout
  * The REST server on Node's HTTP server, listening once the layer is built and shutting down
  * gracefully when it is released (new connections refused, in-flight requests finish). Its
  * output includes `HttpServer.HttpServer`, whose `address` tells the port when `port` is 0.
+ * While it runs, records of idempotency keys past their 24 hours are pruned hourly.
  */
 export const layer = (
   options: Options
@@ -85,7 +86,8 @@ export const layer = (
       port: options.port,
       host: options.host ?? "127.0.0.1",
       gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(20)
-    }))
+    })),
+    Layer.merge(Directory.Directory.layerPruning())
   )
 
 /** With trusted proxies, the request's remote address is the client they name (Effect's own walk of `X-Forwarded-For`). */

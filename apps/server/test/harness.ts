@@ -3,6 +3,7 @@
  * it with plain `fetch`. Every exchange is recorded so a test can check it against the served
  * OpenAPI document afterwards.
  */
+import { Ajv2020 } from "ajv/dist/2020.js"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import {
@@ -11,6 +12,7 @@ import {
   Cursor,
   Directory,
   type HoldStore,
+  type IdempotencyStore,
   type KeyStore,
   ListingStore,
   Masking,
@@ -27,10 +29,11 @@ export type Ports =
   | HoldStore.HoldStore
   | AccountStore.AccountStore
   | KeyStore.KeyStore
+  | IdempotencyStore.IdempotencyStore
   | RateLimiter.RateLimiter
 
 /**
- * A storage adapter under test: its layer provides the five stores and the rate limiter (and
+ * A storage adapter under test: its layer provides the six stores and the rate limiter (and
  * may provide an availability check, which the harness overrides).
  */
 export interface Adapter {
@@ -57,7 +60,7 @@ export interface Running {
   readonly base: string
   readonly exchanges: Array<Exchange>
   readonly logs: Array<Record<string, unknown>>
-  readonly run: <A, E>(effect: Effect.Effect<A, E, Operators.Operators | Directory.Directory>) => Promise<A>
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Operators.Operators | Directory.Directory | Ports>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -70,11 +73,14 @@ export interface StartOptions {
    */
   readonly authFailuresPerMinute?: number | undefined
   readonly trustedProxies?: Server.Options["trustedProxies"]
+  /** How long a repeat with an idempotency key waits for its first request (default: the core's). */
+  readonly idempotencyWaitMs?: number | undefined
 }
 
 export const start = async (adapter: Adapter, options: StartOptions = {}): Promise<Running> => {
   const logs: Array<Record<string, unknown>> = []
   const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+    Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
     Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
     Layer.provide(options.availability ?? AvailabilityCheck.AvailabilityCheck.layerStampOnly),
     Layer.provideMerge(adapter.layer()),
@@ -95,7 +101,7 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
   }).pipe(
     Layer.provideMerge(core)
   )
-  const runtime = ManagedRuntime.make(stack as Layer.Layer<HttpServer.HttpServer | Operators.Operators | Directory.Directory, unknown>)
+  const runtime = ManagedRuntime.make(stack as Layer.Layer<HttpServer.HttpServer | Operators.Operators | Directory.Directory | Ports, unknown>)
   const address = await runtime.runPromise(HttpServer.HttpServer.useSync((server) => server.address))
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
   return {
@@ -183,3 +189,49 @@ export const account = (
 export const addListings = (server: Running, inputs: ReadonlyArray<ListingInput>) =>
   server.run(Operators.Operators.use((operators) => operators.upsertListings(inputs)))
 
+/**
+ * What in `exchanges` the served document `spec` does not describe: an undocumented operation or
+ * status, a documented header missing (one documented as optional may be absent), a body off
+ * its schema. Empty when every `/api/v1` answer conforms.
+ */
+export const conformanceProblems = (spec: any, exchanges: ReadonlyArray<Exchange>): Array<string> => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true })
+  ajv.addSchema(spec, "openapi.json")
+  const templates = Object.keys(spec.paths).map((template) => ({
+    template,
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`)
+  }))
+  const pointer = (...parts: Array<string>) => parts.map((part) => part.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")
+  const problems: Array<string> = []
+  for (const exchange of exchanges) {
+    const pathname = exchange.path.split("?")[0]!
+    const method = exchange.method.toLowerCase()
+    if (!pathname.startsWith("/api/v1/") || method === "options" || method === "head") continue
+    const match = templates.find(({ pattern }) => pattern.test(pathname))
+    if (match === undefined) continue
+    const label = `${exchange.method} ${exchange.path} → ${exchange.status}`
+    const operation = spec.paths[match.template][method]
+    if (operation === undefined) {
+      if (exchange.status !== 405) problems.push(`${label}: undocumented operation`)
+      continue
+    }
+    const documented = operation.responses[String(exchange.status)]
+    if (documented === undefined) {
+      problems.push(`${label}: status not documented`)
+      continue
+    }
+    for (const header of Object.keys(documented.headers ?? {})) {
+      if (spec.components.headers[header]?.required === false) continue
+      if (exchange.headers.get(header) === null) problems.push(`${label}: header ${header} missing`)
+    }
+    for (const header of exchange.headers.keys()) {
+      if (header === "idempotent-replayed" && !Object.keys(documented.headers ?? {}).some((name) => name.toLowerCase() === header)) {
+        problems.push(`${label}: header ${header} not documented`)
+      }
+    }
+    const validate = ajv.getSchema(`openapi.json#/${pointer("paths", match.template, method, "responses", String(exchange.status), "content", "application/json", "schema")}`)
+    if (validate === undefined) problems.push(`${label}: no schema`)
+    else if (!validate(exchange.body)) problems.push(`${label}: ${ajv.errorsText(validate.errors)}`)
+  }
+  return problems
+}

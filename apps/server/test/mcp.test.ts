@@ -366,6 +366,75 @@ describe("MCP endpoint", () => {
     })
   })
 
+  describe("idempotency keys", () => {
+    const REPLAYED = "dropshelf/idempotent-replayed"
+
+    it("the writing tools take an idempotency_key; a repeat returns the first result, marked replayed in _meta, and changes nothing", async () => {
+      const key = await account(server, "pro", "mcp-idempotent")
+      const connected = await connect(server, key.secret)
+      const { tools } = await connected.client.listTools()
+      for (const name of ["reveal_listing", "hold_listing", "extend_hold", "end_hold"]) {
+        const input = tools.find((tool) => tool.name === name)!.inputSchema as any
+        expect(input.properties.idempotency_key?.type, name).toBe("string")
+        expect(input.required ?? [], name).not.toContain("idempotency_key")
+      }
+      const id = ids.regular[12]!
+      expectOk(await callTool(connected, "reveal_listing", { id }))
+      const first = await callTool(connected, "hold_listing", { id, idempotency_key: "mcp-hold-1" })
+      expectOk(first)
+      expect(first._meta?.[REPLAYED]).toBeUndefined()
+      const repeat = await callTool(connected, "hold_listing", { id, idempotency_key: "mcp-hold-1" })
+      expect(expectOk(repeat)).toEqual(first.structuredContent)
+      expect(repeat._meta?.[REPLAYED]).toBe(true)
+
+      const ended = await callTool(connected, "end_hold", { hold_id: first.structuredContent.hold.id, idempotency_key: "mcp-end-1" })
+      expectOk(ended)
+      // Without the key this would be HOLD_OVER: the hold has ended. `outcome` absent is `released`.
+      const endedAgain = await callTool(connected, "end_hold", {
+        hold_id: first.structuredContent.hold.id,
+        outcome: "released",
+        idempotency_key: "mcp-end-1"
+      })
+      expect(expectOk(endedAgain)).toEqual(ended.structuredContent)
+      expect(endedAgain._meta?.[REPLAYED]).toBe(true)
+      expect(expectOk(await callTool(connected, "list_holds")).data).toHaveLength(1)
+      await connected.close()
+    })
+
+    it("a refused first call is replayed as refused; the key with another call is idempotency_key_reused; a bad key is invalid_request", async () => {
+      const key = await account(server, "pro", "mcp-idempotent-refusals")
+      const connected = await connect(server, key.secret)
+      const id = ids.regular[13]!
+      const refused = await callTool(connected, "hold_listing", { id, idempotency_key: "mcp-refused" })
+      expectRefusal(refused, "forbidden", { hold_code: "REVEAL_REQUIRED" })
+      expectOk(await callTool(connected, "reveal_listing", { id }))
+      const stillRefused = await callTool(connected, "hold_listing", { id, idempotency_key: "mcp-refused" })
+      expectRefusal(stillRefused, "forbidden", { hold_code: "REVEAL_REQUIRED" })
+      expect(stillRefused._meta?.[REPLAYED]).toBe(true)
+
+      const reused = await callTool(connected, "hold_listing", { id: ids.regular[14]!, idempotency_key: "mcp-refused" })
+      expectRefusal(reused, "idempotency_key_reused")
+      expect(reused.structuredContent.error.hold_code).toBeUndefined()
+      for (const bad of ["", "with space", "x".repeat(256), 42]) {
+        expectRefusal(await callTool(connected, "reveal_listing", { id, idempotency_key: bad }), "invalid_request", { parameter: "idempotency_key" })
+      }
+      expect(expectOk(await callTool(connected, "list_holds")).data).toHaveLength(0)
+      await connected.close()
+    })
+
+    it("a key is the account's across REST and MCP: a reveal sent with Idempotency-Key replays to reveal_listing", async () => {
+      const key = await account(server, "pro", "mcp-idempotent-rest")
+      const id = ids.regular[14]!
+      const rest = await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: key.secret, headers: { "idempotency-key": "shared-1" } })
+      expect(rest.status).toBe(200)
+      const connected = await connect(server, key.secret)
+      const tool = await callTool(connected, "reveal_listing", { id, idempotency_key: "shared-1" })
+      expect(expectOk(tool)).toEqual(rest.body)
+      expect(tool._meta?.[REPLAYED]).toBe(true)
+      await connected.close()
+    })
+  })
+
   describe("one rate-limit window with REST", () => {
     it("REST, a tool call, REST: X-RateLimit-Remaining drops by one each time; initialize costs what it POSTs", async () => {
       await awayFromMinuteEdge()

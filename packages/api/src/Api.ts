@@ -6,6 +6,8 @@ import {
   CommonErrors,
   ForbiddenError,
   HeadersTooLargeError,
+  IdempotencyKeyInUseError,
+  IdempotencyKeyReusedError,
   InvalidRequestError,
   MethodNotAllowedError,
   NotFoundError,
@@ -56,6 +58,14 @@ const ListingIdParam = Schema.String.annotate({
 const HoldIdParam = Schema.String.annotate({ description: "Hold id, as returned by POST /domains/{id}/hold" })
 
 /**
+ * What a write with an `Idempotency-Key` may be refused for, besides what the write itself
+ * refuses. The header itself is read by the handlers, not declared on the endpoints: declared, it
+ * would become a required `headers` argument of every typed client call. The OpenAPI document
+ * lists it on the operations that answer `idempotency_key_reused` (OpenApiDocument.ts).
+ */
+const IdempotencyErrors = [InvalidRequestError, IdempotencyKeyInUseError, IdempotencyKeyReusedError] as const
+
+/**
  * `DELETE /holds/{id}`: an optional body; without one the hold ends as `released`. The `Null`
  * member is what lets an empty body through (the framework decodes an empty body as `null`
  * when a payload schema encodes to `null`).
@@ -89,15 +99,15 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
   HttpApiEndpoint.post("reveal", "/domains/:id/reveal", {
     params: { id: ListingIdParam },
     success: Listing.RevealedListingView,
-    error: [...CommonErrors, UpgradeRequiredError, ForbiddenError, NotFoundError]
+    error: [...CommonErrors, ...IdempotencyErrors, UpgradeRequiredError, ForbiddenError, NotFoundError]
   }).annotate(OpenApi.Summary, "Reveal a name")
-    .annotate(OpenApi.Description, "No body. The only call that spends; idempotent (a repeat returns the original `revealed_at` at no cost). Re-checks availability on the spot; a name found registered leaves the directory and answers 404 `NOT_FOUND`. Refusals carry `reveal_code`."),
+    .annotate(OpenApi.Description, "No body. The only call that spends; idempotent (a repeat returns the original `revealed_at` at no cost). Re-checks availability on the spot; a name found registered leaves the directory and answers 404 `NOT_FOUND`. Refusals carry `reveal_code`. With an `Idempotency-Key`, a retry after a lost answer gets that answer back."),
   HttpApiEndpoint.post("hold", "/domains/:id/hold", {
     params: { id: ListingIdParam },
     success: Hold.HoldResponse,
-    error: [...CommonErrors, UpgradeRequiredError, ForbiddenError, NotFoundError]
+    error: [...CommonErrors, ...IdempotencyErrors, UpgradeRequiredError, ForbiddenError, NotFoundError]
   }).annotate(OpenApi.Summary, "Hold a listing")
-    .annotate(OpenApi.Description, "No body. Never spends a reveal. Holding again a listing the account holds returns that hold unchanged. Refusals carry `hold_code`.")
+    .annotate(OpenApi.Description, "No body. Never spends a reveal. Holding again a listing the account holds returns that hold unchanged. Refusals carry `hold_code`. Send an `Idempotency-Key` to retry safely after a lost answer.")
 ) {}
 
 export class HoldsGroup extends HttpApiGroup.make("holds").add(
@@ -109,16 +119,16 @@ export class HoldsGroup extends HttpApiGroup.make("holds").add(
   HttpApiEndpoint.post("extend", "/holds/:id/extend", {
     params: { id: HoldIdParam },
     success: Hold.HoldResponse,
-    error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError, NotFoundError]
+    error: [...CommonErrors, ...IdempotencyErrors, UpgradeRequiredError, NotFoundError]
   }).annotate(OpenApi.Summary, "Use the one extension")
-    .annotate(OpenApi.Description, "No body. The end moves later by the plan's extension, counted from the scheduled end. Refusals carry `hold_code`."),
+    .annotate(OpenApi.Description, "No body. The end moves later by the plan's extension, counted from the scheduled end. Refusals carry `hold_code`. Send an `Idempotency-Key` to retry safely after a lost answer."),
   HttpApiEndpoint.delete("end", "/holds/:id", {
     params: { id: HoldIdParam },
     payload: [EndHoldBody, Schema.Null],
     success: Hold.HoldResponse,
-    error: [...CommonErrors, InvalidRequestError, NotFoundError]
+    error: [...CommonErrors, ...IdempotencyErrors, NotFoundError]
   }).annotate(OpenApi.Summary, "End a hold as released or registered")
-    .annotate(OpenApi.Description, "Optional JSON body `{\"outcome\": \"released\"|\"registered\"}`, default `released`. A 30-day cooldown on the listing starts for the account. Refusals carry `hold_code`.")
+    .annotate(OpenApi.Description, "Optional JSON body `{\"outcome\": \"released\"|\"registered\"}`, default `released`. A 30-day cooldown on the listing starts for the account. Refusals carry `hold_code`. Send an `Idempotency-Key` to retry safely after a lost answer; for the key, no body, `null`, `{}` and `{\"outcome\": \"released\"}` are the same request.")
 ) {}
 
 export class MetaGroup extends HttpApiGroup.make("meta").add(

@@ -11,7 +11,10 @@ const Timestamp = Schema.String.annotate({
   examples: ["2026-11-22T09:30:00.000Z"]
 })
 
-/** The complete set of `error.code` values (the spec's Errors section). */
+/**
+ * The complete set of `error.code` values: the spec's eight (its Errors section), and the two
+ * of idempotency keys added to them (docs/decisions/0010-idempotency-keys.md).
+ */
 export const ErrorCode = Schema.Literals([
   "invalid_request",
   "unauthorized",
@@ -20,7 +23,9 @@ export const ErrorCode = Schema.Literals([
   "not_found",
   "method_not_allowed",
   "rate_limited",
-  "server_error"
+  "server_error",
+  "idempotency_key_in_use",
+  "idempotency_key_reused"
 ])
 export type ErrorCode = typeof ErrorCode.Type
 
@@ -123,6 +128,22 @@ export class NotFoundError extends Schema.Error<NotFoundError>("NotFoundError")(
   description: "No such listing or hold, or one the caller cannot see (including a listing inside the plan's access delay)."
 }) {}
 
+export class IdempotencyKeyInUseError extends Schema.Error<IdempotencyKeyInUseError>("IdempotencyKeyInUseError")({
+  error: body("idempotency_key_in_use", {})
+}, {
+  httpApiStatus: 409,
+  description:
+    "The first request with this `Idempotency-Key` is still running after this repeat waited for it. Nothing was done for this repeat: send it again with the same key in a moment."
+}) {}
+
+export class IdempotencyKeyReusedError extends Schema.Error<IdempotencyKeyReusedError>("IdempotencyKeyReusedError")({
+  error: body("idempotency_key_reused", {})
+}, {
+  httpApiStatus: 422,
+  description:
+    "This account sent the `Idempotency-Key` within the last 24 hours with a different request (another method, path or body). Nothing was done: use a new key for a new request."
+}) {}
+
 export class MethodNotAllowedError extends Schema.Error<MethodNotAllowedError>("MethodNotAllowedError")({
   error: body("method_not_allowed", {})
 }, {
@@ -176,6 +197,8 @@ export type ApiError =
   | UpgradeRequiredError
   | ForbiddenError
   | NotFoundError
+  | IdempotencyKeyInUseError
+  | IdempotencyKeyReusedError
   | MethodNotAllowedError
   | PayloadTooLargeError
   | RateLimitedError

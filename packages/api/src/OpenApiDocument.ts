@@ -1,10 +1,11 @@
-import { ListQuery } from "@dropshelf/core"
+import { Idempotency, ListQuery } from "@dropshelf/core"
 
 /**
  * What the generated OpenAPI document cannot learn from the endpoint schemas: the headers the
  * HTTP boundary adds (rate limits, `WWW-Authenticate`, `Retry-After`, `Allow`, CORS, the request
- * id), the conditional reads (`If-None-Match`, `ETag`, 304), the next page's `Link` and the
- * optional request body of `DELETE /holds/{id}`. Applied through the API's `transform`
+ * id), the conditional reads (`If-None-Match`, `ETag`, 304), the next page's `Link`, the
+ * optional request body of `DELETE /holds/{id}`, and the `Idempotency-Key` the writes read with
+ * the `Idempotent-Replayed` that marks a replayed answer. Applied through the API's `transform`
  * annotation, so `/api/v1/openapi.json` and `/docs` show the same document.
  */
 
@@ -36,6 +37,12 @@ export const RESPONSE_HEADERS: Json = {
   "WWW-Authenticate": { description: "Always `Bearer realm=\"dropshelf\"`.", schema: { type: "string" } },
   Allow: { description: "The methods this path implements.", schema: { type: "string" } },
   "Access-Control-Allow-Origin": { description: "Always `*`.", schema: { type: "string", const: "*" } },
+  "Idempotent-Replayed": {
+    description:
+      "`true` when this answer is the stored answer of the first request sent with the same `Idempotency-Key`, given again; absent otherwise.",
+    required: false,
+    schema: { type: "string", const: "true" }
+  },
   "X-Request-Id": {
     description:
       "This request's id: the request's own `X-Request-Id` when it is 1 to 128 characters among letters, digits and `-_.:+/=`, else a new UUID. The same id is in the server's log line for the request and in the message of any 5xx.",
@@ -53,6 +60,19 @@ export const RESPONSE_HEADERS: Json = {
     schema: { type: "string" }
   }
 }
+
+/** The request header of the writes that take an idempotency key. */
+export const IDEMPOTENCY_KEY_PARAMETER: Json = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Optional. 1 to 255 visible ASCII characters, such as a UUID, new for each new write. The first request with the key runs; a repeat of the same request (method, path and body) by the same account within 24 hours gets the first answer again, status and body, with `Idempotent-Replayed: true`, and changes nothing. A repeat that arrives while the first still runs waits for its answer (up to 10 s, then 409 `idempotency_key_in_use`); the key with a different request is 422 `idempotency_key_reused`. Answers that say to retry (429, 5xx) are not kept. A malformed key is 400 naming `Idempotency-Key`.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: Idempotency.KEY_PATTERN.source }
+}
+
+/** The statuses a replay can answer: a write's own answers, never one that says to retry or is about the key. */
+const REPLAYABLE = new Set(["200", "400", "402", "403", "404"])
 
 const IF_NONE_MATCH = {
   name: "If-None-Match",
@@ -123,6 +143,9 @@ export const finishDocument = (conditionalReads: ReadonlyArray<string>) => (spec
         const type = parameter.in === "query" ? spelledType(parameter.schema) : undefined
         if (type !== undefined) parameter.schema = { ...type, description: parameter.schema?.description }
       }
+      // The writes that can refuse a reused key are the ones that read one.
+      const takesKey = "422" in operation.responses
+      if (takesKey) operation.parameters = [...(operation.parameters ?? []), IDEMPOTENCY_KEY_PARAMETER]
       const conditional = conditionalReads.includes(operation.operationId)
       operation.parameters = [...(operation.parameters ?? []), ...(conditional ? [IF_NONE_MATCH] : []), X_REQUEST_ID]
       if (conditional) {
@@ -148,6 +171,7 @@ export const finishDocument = (conditionalReads: ReadonlyArray<string>) => (spec
         if (status === "401") headers["WWW-Authenticate"] = ref("WWW-Authenticate")
         if (status === "429") headers["Retry-After"] = ref("Retry-After")
         if (status === "405") headers.Allow = ref("Allow")
+        if (takesKey && REPLAYABLE.has(status)) headers["Idempotent-Replayed"] = ref("Idempotent-Replayed")
         if (status === "200" && conditional) headers.ETag = ref("ETag")
         if (status === "200" && operation.operationId === "domains.list") headers.Link = ref("Link")
         response.headers = headers

@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Schedule } from "effect"
 import { Digest } from "effect/crypto"
 import { digestOf, formatOf, hasValidChecksum, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
@@ -10,6 +10,8 @@ import {
   HeldByOther,
   HoldNotFound,
   HoldsRequirePro,
+  IdempotencyKeyInUse,
+  IdempotencyKeyReused,
   InvalidRequest,
   type ListError,
   ListingNotFound,
@@ -27,6 +29,18 @@ import {
   type HoldResponse,
   toHoldView
 } from "./domain/Hold.ts"
+import {
+  type Answer,
+  decodeOutcome,
+  encodeOutcome,
+  fingerprintOf,
+  DEFAULT_WAIT_MS,
+  type IdempotencyKey,
+  RETENTION_MS,
+  type Write,
+  type WriteError,
+  type WriteValue
+} from "./domain/Idempotency.ts"
 import { type AccountId, isListingId } from "./domain/Ids.ts"
 import {
   type HoldState,
@@ -45,9 +59,10 @@ import type { MeView } from "./domain/Me.ts"
 import { quote } from "./domain/Quote.ts"
 import { effectivePlan, extensionMs, type PlanLimits } from "./domain/Plan.ts"
 import { allowanceAt, planReveal, remainingReveals } from "./domain/RevealLedger.ts"
-import { type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain/Time.ts"
+import { HOUR, type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain/Time.ts"
 import { AvailabilityCheck } from "./ports/AvailabilityCheck.ts"
 import { HoldStore } from "./ports/HoldStore.ts"
+import { IdempotencyStore } from "./ports/IdempotencyStore.ts"
 import { KeyStore, type KeyRecord } from "./ports/KeyStore.ts"
 import { type CodeField, ListingStore } from "./ports/ListingStore.ts"
 import type { RateDecision } from "./ports/RateLimiter.ts"
@@ -80,6 +95,17 @@ export const DEAD_KEYS_REMEMBERED = 10_000
 export const LEGACY_RECHECK_MS = MINUTE
 
 /**
+ * How long a repeat of a write waits for the first request with its idempotency key to end,
+ * in milliseconds; past it the repeat is refused `IdempotencyKeyInUse`.
+ */
+export const IdempotencyWait = Context.Reference<number>("@dropshelf/core/IdempotencyWait", {
+  defaultValue: () => DEFAULT_WAIT_MS
+})
+
+/** How often a repeat asks the store again while its first request runs in another process. */
+export const IDEMPOTENCY_POLL_MS = 100
+
+/**
  * The directory's use cases, for the REST server, the MCP tools and any service that embeds
  * the core. Every method takes an authenticated caller and returns domain values or tagged
  * domain errors; none of them knows HTTP.
@@ -101,7 +127,37 @@ export class Directory extends Context.Service<Directory, {
   readonly extend: (caller: Caller, holdId: string) => Effect.Effect<HoldResponse, ExtendError>
   readonly end: (caller: Caller, holdId: string, outcome: HoldOutcome) => Effect.Effect<HoldResponse, EndError>
   readonly holds: (caller: Caller) => Effect.Effect<HoldList>
+  /**
+   * Runs a write at most once per idempotency key of the caller's account (Stripe's model): the
+   * first request with the key runs it; a repeat of the same request within 24 hours gets that
+   * answer back, refusals included, with `replayed` set, and changes nothing; a repeat that
+   * arrives while the first runs waits for its answer (`IdempotencyWait`, then
+   * `IdempotencyKeyInUse`); the key sent with a different request is `IdempotencyKeyReused`.
+   * A write that ends in a fault keeps no answer, so its repeat runs it again. A write, once
+   * begun, runs to its end even if the caller stops waiting.
+   */
+  readonly idempotent: <W extends Write>(
+    caller: Caller,
+    key: IdempotencyKey,
+    write: W
+  ) => Effect.Effect<Answer<W>, IdempotencyKeyReused | IdempotencyKeyInUse>
+  /** Deletes the records of idempotency keys past their 24 hours; returns how many. */
+  readonly pruneIdempotencyKeys: Effect.Effect<number>
 }>()("@dropshelf/core/Directory") {
+  /**
+   * Prunes the records of idempotency keys once at start, then every `interval` (default one
+   * hour), for as long as the layer lives. A failed round is logged and the next one runs.
+   */
+  static readonly layerPruning = (interval: number = HOUR): Layer.Layer<never, never, Directory> =>
+    Layer.effectDiscard(Effect.gen(function*() {
+      const directory = yield* Directory
+      yield* directory.pruneIdempotencyKeys.pipe(
+        Effect.catchCause((cause) => Effect.logWarning("dropshelf: pruning idempotency keys failed", cause)),
+        Effect.repeat(Schedule.spaced(interval)),
+        Effect.forkScoped
+      )
+    }))
+
   /** Needs every storage port, the availability check, the cursor codec and `Digest`. */
   static readonly layer = Layer.effect(
     Directory,
@@ -109,6 +165,8 @@ export class Directory extends Context.Service<Directory, {
       const listings = yield* ListingStore
       const reveals = yield* RevealStore
       const holdStore = yield* HoldStore
+      const idempotencyStore = yield* IdempotencyStore
+      const idempotencyWait = yield* IdempotencyWait
       const keys = yield* KeyStore
       const availability = yield* AvailabilityCheck
       const cursors = yield* CursorCodec
@@ -419,7 +477,112 @@ export class Directory extends Context.Service<Directory, {
         return { data: records.map((record) => toHoldView(record, now, caller.plan)) } satisfies HoldList
       }, useCase("Directory.holds"))
 
-      return Directory.of({ authenticate, me, list, listRecords, get, getRecord, reveal, hold, extend, end, holds })
+      const perform = <W extends Write>(caller: Caller, write: W): Effect.Effect<WriteValue<W>, WriteError<W>> => {
+        const run: Write = write
+        switch (run._tag) {
+          case "Reveal":
+            return reveal(caller, run.listingId) as Effect.Effect<WriteValue<W>, WriteError<W>>
+          case "Hold":
+            return hold(caller, run.listingId) as Effect.Effect<WriteValue<W>, WriteError<W>>
+          case "Extend":
+            return extend(caller, run.holdId) as Effect.Effect<WriteValue<W>, WriteError<W>>
+          case "End":
+            return end(caller, run.holdId, run.outcome) as Effect.Effect<WriteValue<W>, WriteError<W>>
+        }
+      }
+
+      /*
+       * Requests of this process holding a key of an account: one at a time asks the store, and
+       * the one that runs the write holds the key here until the write has ended. A repeat that
+       * arrives meanwhile waits for that, rather than asking the store again and again; only
+       * a repeat whose first request runs in another process polls the store.
+       */
+      const keysHeld = new Map<string, Deferred.Deferred<void>>()
+
+      /**
+       * Runs the write and keeps its answer. A fault, in the write or in keeping its answer, keeps
+       * none: the record is released, so a repeat runs the write again, and the fault is passed on.
+       */
+      const runAndKeep = <W extends Write>(caller: Caller, key: IdempotencyKey, write: W, startedAt: Instant) => {
+        const run = { accountId: caller.accountId, key, startedAt }
+        return Effect.result(perform(caller, write)).pipe(
+          Effect.flatMap((result) => {
+            const outcome = encodeOutcome<W>(write._tag, result)
+            // Every caller gets the answer as it was kept, the first one included.
+            return Effect.as(idempotencyStore.complete({ ...run, outcome }), decodeOutcome<W>(write._tag, outcome))
+          }),
+          Effect.onError(() => idempotencyStore.release(run))
+        )
+      }
+
+      const idempotent = Effect.fnUntraced(function*<W extends Write>(caller: Caller, key: IdempotencyKey, write: W) {
+        const fingerprint = fingerprintOf(write)
+        const held = `${caller.accountId}\u0000${key}`
+        const deadline = (yield* Clock.currentTimeMillis) + idempotencyWait
+        while (true) {
+          const now = yield* Clock.currentTimeMillis
+          const mine = yield* Deferred.make<void>()
+          const holder = keysHeld.get(held)
+          if (holder !== undefined) {
+            if (now >= deadline) return yield* new IdempotencyKeyInUse({ key })
+            yield* Effect.timeoutOption(Deferred.await(holder), deadline - now)
+            continue
+          }
+          keysHeld.set(held, mine)
+          const letGo = Effect.suspend(() => {
+            if (keysHeld.get(held) === mine) keysHeld.delete(held)
+            return Deferred.succeed(mine, undefined)
+          })
+          // Asking the store and starting the write are one step: an abandoned request never leaves
+          // a record claimed without a write running for it.
+          const begun = yield* Effect.uninterruptible(Effect.gen(function*() {
+            const decision = yield* Effect.onError(
+              idempotencyStore.begin({ accountId: caller.accountId, key, fingerprint, now }),
+              () => letGo
+            )
+            if (decision._tag !== "Run") {
+              yield* letGo
+              return { decision, runner: undefined }
+            }
+            // Detached: a caller that stops waiting does not cut the write short; its answer is kept.
+            const runner = yield* Effect.forkDetach(runAndKeep(caller, key, write, now).pipe(Effect.ensuring(letGo)))
+            return { decision, runner }
+          }))
+          if (begun.runner !== undefined) return { result: yield* Fiber.join(begun.runner), replayed: false } as Answer<W>
+          switch (begun.decision._tag) {
+            case "Replay": {
+              const outcome = begun.decision.outcome
+              return { result: yield* Effect.sync(() => decodeOutcome<W>(write._tag, outcome)), replayed: true } as Answer<W>
+            }
+            case "Reused":
+              return yield* new IdempotencyKeyReused({ key })
+            default:
+              if (now >= deadline) return yield* new IdempotencyKeyInUse({ key })
+              yield* Effect.sleep(Math.min(IDEMPOTENCY_POLL_MS, deadline - now))
+          }
+        }
+      }, useCase("Directory.idempotent"))
+
+      const pruneIdempotencyKeys = Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => idempotencyStore.prune(now - RETENTION_MS)
+      ).pipe(useCase("Directory.pruneIdempotencyKeys"))
+
+      return Directory.of({
+        authenticate,
+        me,
+        list,
+        listRecords,
+        get,
+        getRecord,
+        reveal,
+        hold,
+        extend,
+        end,
+        holds,
+        idempotent,
+        pruneIdempotencyKeys
+      })
     })
   )
 }

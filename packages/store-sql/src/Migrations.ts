@@ -204,11 +204,28 @@ const reshapeNames = Effect.gen(function*() {
   }
 })
 
+/*
+ * 0004: one record per account and idempotency key (SqlIdempotencyStore). The answer is kept as
+ * the core wrote it, in text: jsonb would reorder its keys. `started_at` orders the pruning.
+ */
+const idempotencyKeys = statements(
+  `CREATE TABLE idempotency_keys (
+    account_id text NOT NULL,
+    key text COLLATE "C" NOT NULL,
+    fingerprint text NOT NULL,
+    started_at timestamptz NOT NULL,
+    outcome text,
+    PRIMARY KEY (account_id, key)
+  )`,
+  `CREATE INDEX idempotency_keys_started ON idempotency_keys (started_at)`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
   "0002_row_version_and_auth_notify": rowVersionAndAuthNotify,
-  "0003_reshape_invented_names": reshapeNames
+  "0003_reshape_invented_names": reshapeNames,
+  "0004_idempotency_keys": idempotencyKeys
 }
 
 const run = Migrator.make({})

@@ -1,5 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite"
-import { AccountStore, HoldStore, KeyStore, ListingStore, RevealStore } from "@dropshelf/core"
+import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, RevealStore } from "@dropshelf/core"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Config, Duration, Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -10,19 +10,21 @@ import * as Migrations from "./Migrations.ts"
 import * as PgliteClient from "./PgliteClient.ts"
 import * as SqlAccountStore from "./SqlAccountStore.ts"
 import * as SqlHoldStore from "./SqlHoldStore.ts"
+import * as SqlIdempotencyStore from "./SqlIdempotencyStore.ts"
 import * as SqlKeyStore from "./SqlKeyStore.ts"
 import * as SqlListingStore from "./SqlListingStore.ts"
 import * as SqlRevealStore from "./SqlRevealStore.ts"
 
-/** The five storage ports of the core. */
+/** The six storage ports of the core. */
 export type Stores =
   | ListingStore.ListingStore
   | RevealStore.RevealStore
   | HoldStore.HoldStore
   | AccountStore.AccountStore
   | KeyStore.KeyStore
+  | IdempotencyStore.IdempotencyStore
 
-/** What every deployment layer provides: the five ports and the SqlClient they run on. */
+/** What every deployment layer provides: the six ports and the SqlClient they run on. */
 export type Services = Stores | SqlClient.SqlClient
 
 /** The database could not be opened; `message` is one line, fit for an operator's terminal. */
@@ -35,7 +37,7 @@ export class StoreOpenError extends Schema.TaggedError<StoreOpenError>()("StoreO
 export const DEFAULT_DATA_DIR = DataDirLock.DEFAULT_DATA_DIR
 
 /**
- * The five ports over whatever SqlClient is in context (migrations are not run here), with the
+ * The six ports over whatever SqlClient is in context (migrations are not run here), with the
  * key look-up cache they share.
  */
 export const layerStores: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlClient.SqlClient> = Layer.mergeAll(
@@ -43,7 +45,8 @@ export const layerStores: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlCl
   SqlRevealStore.layer,
   SqlHoldStore.layer,
   SqlAccountStore.layer,
-  SqlKeyStore.layer
+  SqlKeyStore.layer,
+  SqlIdempotencyStore.layer
 ).pipe(Layer.provideMerge(AuthCache.AuthCache.layer))
 
 /**
@@ -204,14 +207,14 @@ export const layerServerClient = (
 const withStores = <E>(client: Layer.Layer<SqlClient.SqlClient, E>): Layer.Layer<Services, E> =>
   layerStores.pipe(Layer.provideMerge(client))
 
-/** Embedded deployment: the five ports and the SqlClient over PGlite in `dataDir`. */
+/** Embedded deployment: the six ports and the SqlClient over PGlite in `dataDir`. */
 export const layerPglite = (
   options: { readonly dataDir: string; readonly settings?: PgliteSettings }
 ): Layer.Layer<Services, StoreOpenError> =>
   withStores(layerPgliteClient(options))
 
 /**
- * Server deployment: the five ports and the SqlClient over the PostgreSQL at `url`, listening
+ * Server deployment: the six ports and the SqlClient over the PostgreSQL at `url`, listening
  * for key and plan changes made by other processes. The listener keeps one of the pool's
  * `maxConnections` (default 10) for itself, so the pool needs at least two: with one, every
  * statement would wait forever for a connection; it is refused as a `StoreOpenError` instead.

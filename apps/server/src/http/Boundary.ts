@@ -31,7 +31,8 @@ export const EXPOSED_HEADERS = [
   "RateLimit",
   "ETag",
   "Link",
-  "X-Request-Id"
+  "X-Request-Id",
+  "Idempotent-Replayed"
 ]
 export const WWW_AUTHENTICATE = "Bearer realm=\"dropshelf\""
 
@@ -41,6 +42,7 @@ const ALLOWED_HEADERS = [
   "Content-Type",
   "Accept",
   "If-None-Match",
+  "Idempotency-Key",
   "X-Request-Id",
   "Mcp-Protocol-Version",
   "Mcp-Session-Id",

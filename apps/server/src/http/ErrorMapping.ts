@@ -1,9 +1,11 @@
 import { Effect } from "effect"
-import { Errors, Time } from "@dropshelf/core"
+import { Errors, Quote, Time } from "@dropshelf/core"
 import {
   ForbiddenError,
   type HoldCode,
   type RevealCode,
+  IdempotencyKeyInUseError,
+  IdempotencyKeyReusedError,
   InvalidRequestError,
   NotFoundError,
   UnauthorizedError,
@@ -34,6 +36,8 @@ export type DomainError =
   | Errors.AlreadyExtended
   | Errors.HoldOver
   | Errors.HoldNotFound
+  | Errors.IdempotencyKeyReused
+  | Errors.IdempotencyKeyInUse
 
 /** The wire error class (and so the status) of each domain refusal. */
 export interface WireErrorOf {
@@ -51,6 +55,8 @@ export interface WireErrorOf {
   readonly AlreadyExtended: InvalidRequestError
   readonly HoldOver: InvalidRequestError
   readonly HoldNotFound: NotFoundError
+  readonly IdempotencyKeyReused: IdempotencyKeyReusedError
+  readonly IdempotencyKeyInUse: IdempotencyKeyInUseError
 }
 
 type Row<K extends DomainError["_tag"]> = (error: Extract<DomainError, { readonly _tag: K }>, operation: Operation) => WireErrorOf[K]
@@ -134,6 +140,21 @@ const TABLE: { readonly [K in DomainError["_tag"]]: Row<K> } = {
   HoldNotFound: () =>
     new NotFoundError({
       error: { code: "not_found", message: "No such hold on this account", hold_code: "HOLD_NOT_FOUND" }
+    }),
+  // The key's own refusals carry no reveal_code or hold_code: nothing was tried, `code` says why.
+  IdempotencyKeyReused: (e) =>
+    new IdempotencyKeyReusedError({
+      error: {
+        code: "idempotency_key_reused",
+        message: `The idempotency key ${Quote.quote(e.key)} was sent with a different request within the last 24 hours; use a new key for a new request`
+      }
+    }),
+  IdempotencyKeyInUse: (e) =>
+    new IdempotencyKeyInUseError({
+      error: {
+        code: "idempotency_key_in_use",
+        message: `The first request with the idempotency key ${Quote.quote(e.key)} is still running; send this one again with the same key in a moment`
+      }
     })
 }
 

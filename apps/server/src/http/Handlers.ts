@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
-import { HttpServerResponse } from "effect/http"
+import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
-import { Directory, ListingJson } from "@dropshelf/core"
+import { Directory, Idempotency, ListingJson } from "@dropshelf/core"
 import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "@dropshelf/api/Api"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
@@ -10,6 +10,35 @@ import { refuseAs } from "./ErrorMapping.ts"
 const withCaller = <A, E, R>(
   use: (current: CurrentCaller["Service"]) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R | CurrentCaller> => CurrentCaller.use(use)
+
+/** The request header that carries a write's idempotency key, and the answer header that marks a replay. */
+export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+export const IDEMPOTENT_REPLAYED_HEADER = "Idempotent-Replayed"
+
+const markReplayed = HttpEffect.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, IDEMPOTENT_REPLAYED_HEADER.toLowerCase(), "true"))
+)
+
+/**
+ * A write, run under the request's `Idempotency-Key` when it carries one (a malformed key is
+ * refused naming the header), else as `plain`. A replayed answer, success or refusal, is marked
+ * `Idempotent-Replayed: true`.
+ */
+const writeOnce = <W extends Idempotency.Write, E>(
+  directory: Directory.Directory["Service"],
+  caller: Directory.Caller,
+  request: HttpServerRequest.HttpServerRequest,
+  write: W,
+  plain: Effect.Effect<Idempotency.WriteValue<W>, E>
+) =>
+  Effect.gen(function*() {
+    const sent = request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()]
+    if (sent === undefined) return yield* plain
+    const key = yield* Effect.fromResult(Idempotency.decodeKey(IDEMPOTENCY_KEY_HEADER, sent))
+    const answer = yield* directory.idempotent(caller, key, write)
+    if (answer.replayed) yield* markReplayed
+    return yield* Effect.fromResult(answer.result)
+  })
 
 const AccountHandlers = HttpApiBuilder.group(
   DropshelfApi,
@@ -65,11 +94,16 @@ const DomainsHandlers = HttpApiBuilder.group(
             Effect.map((row) => renderedJson(ListingJson.utf8Of([ListingJson.rowJson(row)]))),
             refuseAs("read")
           )),
-      reveal: ({ params }) =>
+      reveal: ({ params, request }) =>
         withCaller(({ caller }) =>
-          directory.reveal(caller, params.id).pipe(refuseAs("reveal"))),
-      hold: ({ params }) =>
-        withCaller(({ caller }) => directory.hold(caller, params.id).pipe(refuseAs("hold")))
+          writeOnce(directory, caller, request, { _tag: "Reveal", listingId: params.id }, directory.reveal(caller, params.id)).pipe(
+            refuseAs("reveal")
+          )),
+      hold: ({ params, request }) =>
+        withCaller(({ caller }) =>
+          writeOnce(directory, caller, request, { _tag: "Hold", listingId: params.id }, directory.hold(caller, params.id)).pipe(
+            refuseAs("hold")
+          ))
     })
   })
 )
@@ -81,12 +115,19 @@ const HoldsHandlers = HttpApiBuilder.group(
     const directory = yield* Directory.Directory
     return handlers.handleAll({
       list: () => withCaller(({ caller }) => directory.holds(caller)),
-      extend: ({ params }) =>
+      extend: ({ params, request }) =>
         withCaller(({ caller }) =>
-          directory.extend(caller, params.id).pipe(refuseAs("hold"))),
-      end: ({ params, payload }) =>
-        withCaller(({ caller }) =>
-          directory.end(caller, params.id, payload?.outcome ?? "released").pipe(refuseAs("hold")))
+          writeOnce(directory, caller, request, { _tag: "Extend", holdId: params.id }, directory.extend(caller, params.id)).pipe(
+            refuseAs("hold")
+          )),
+      end: ({ params, payload, request }) =>
+        withCaller(({ caller }) => {
+          // No body, null, {} and {"outcome": "released"} mean the same end, so they are one request for a key.
+          const outcome = payload?.outcome ?? "released"
+          return writeOnce(directory, caller, request, { _tag: "End", holdId: params.id, outcome }, directory.end(caller, params.id, outcome)).pipe(
+            refuseAs("hold")
+          )
+        })
     })
   })
 )

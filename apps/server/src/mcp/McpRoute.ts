@@ -7,9 +7,9 @@ import type { ErrorFields } from "@dropshelf/api/ApiErrors"
 import { AddressGate, refusalOf } from "../http/AddressGate.ts"
 import { bearerOf, rateLimitHeaders } from "../http/ApiKeyAuth.ts"
 import { errorResponse, WWW_AUTHENTICATE } from "../http/Boundary.ts"
-import { toApiError } from "../http/ErrorMapping.ts"
+import { type DomainError, toApiError } from "../http/ErrorMapping.ts"
 import { RequestId, serverFaultMessage } from "../http/RequestId.ts"
-import { TOOLS, type ToolDefinition } from "./Tools.ts"
+import { idempotencyKeyArg, REPLAYED_META, TOOLS, type ToolDefinition } from "./Tools.ts"
 
 /*
  * The MCP endpoint: Streamable HTTP at `/mcp`, stateless (no session; every POST stands
@@ -93,6 +93,30 @@ interface CallContext {
   readonly context: Context.Context<never>
 }
 
+/**
+ * A tool's result: for a write called with an `idempotency_key`, run once per key of the account
+ * (shared with REST's `Idempotency-Key`), a replayed result marked in `_meta`; otherwise as the
+ * tool runs. Refusals are results; only faults are left in the error channel.
+ */
+const resultOf = (tool: ToolDefinition, call: CallContext, rate: RateLimiter.RateDecision, args: Record<string, unknown>) => {
+  const encoded = (value: unknown) =>
+    Effect.map(
+      Effect.orDie(Schema.encodeUnknownEffect(tool.success)(value) as Effect.Effect<unknown, Schema.SchemaError>),
+      succeeded
+    )
+  const refusal = (error: DomainError) => refused(toApiError(error, tool.operation).error)
+  const write = tool.write
+  return Effect.gen(function*() {
+    const key = write === undefined ? undefined : yield* idempotencyKeyArg(args)
+    if (write === undefined || key === undefined) {
+      return yield* Effect.flatMap(tool.run(call.directory, call.caller, rate, args), encoded)
+    }
+    const answer = yield* call.directory.idempotent(call.caller, key, yield* write(args))
+    const result = Result.isSuccess(answer.result) ? yield* encoded(answer.result.success) : refusal(answer.result.failure)
+    return answer.replayed ? { ...result, _meta: { [REPLAYED_META]: true } } : result
+  }).pipe(Effect.catch((error) => Effect.succeed(refusal(error))))
+}
+
 const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
   const tool = TOOL_BY_NAME.get(name)
   if (tool === undefined) {
@@ -106,14 +130,7 @@ const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<
       retry_after: retryAfter
     })
   }
-  const exit = await Effect.runPromiseExitWith(call.context)(
-    tool.run(call.directory, call.caller, rate, args).pipe(
-      Effect.flatMap((value) =>
-        Effect.orDie(Schema.encodeUnknownEffect(tool.success)(value) as Effect.Effect<unknown, Schema.SchemaError>)),
-      Effect.map(succeeded),
-      Effect.catch((error) => Effect.succeed(refused(toApiError(error, tool.operation).error)))
-    )
-  )
+  const exit = await Effect.runPromiseExitWith(call.context)(resultOf(tool, call, rate, args))
   if (Exit.isSuccess(exit)) return exit.value
   Effect.runSyncWith(call.context)(
     Effect.logError(`tool ${tool.name} failed`).pipe(

@@ -1,5 +1,5 @@
 import { Effect, Record, Result, Schema, SchemaTransformation } from "effect"
-import { type Directory, Errors, Hold, Listing, ListQuery, Me, type RateLimiter } from "@dropshelf/core"
+import { type Directory, Errors, Hold, Idempotency, Listing, ListQuery, Me, type RateLimiter } from "@dropshelf/core"
 import { ErrorCode, HoldCode, RevealCode } from "@dropshelf/api/ApiErrors"
 import type { DomainError, Operation } from "../http/ErrorMapping.ts"
 
@@ -36,6 +36,32 @@ export interface ToolDefinition {
     rate: RateLimiter.RateDecision,
     args: Record<string, unknown>
   ) => Effect.Effect<unknown, DomainError>
+  /**
+   * For the tools that write: the write the arguments ask for, so that a call with an
+   * `idempotency_key` runs it once per key (`Directory.idempotent`), as REST does.
+   */
+  readonly write?: (args: Record<string, unknown>) => Effect.Effect<Idempotency.Write, Errors.InvalidRequest>
+}
+
+/** The argument that carries a write's idempotency key. */
+export const IDEMPOTENCY_KEY_ARGUMENT = "idempotency_key"
+
+/** The `_meta` entry of a tool result that is the stored answer of the first call with its key. */
+export const REPLAYED_META = "dropshelf/idempotent-replayed"
+
+const IdempotencyKeyInput = Schema.String.annotate({
+  description:
+    "Optional. 1 to 255 visible ASCII characters, such as a UUID, new for each new write. A repeat of the same call (same tool and arguments) with the same key by the same account within 24 hours returns the first result again, marked `_meta[\"dropshelf/idempotent-replayed\"]: true`, and changes nothing; the key with another call is refused `idempotency_key_reused`. The key is shared with the REST API's `Idempotency-Key`."
+})
+
+/** The key argument, when given (null reads as absent), or the refusal naming it. */
+export const idempotencyKeyArg = (
+  args: Record<string, unknown>
+): Effect.Effect<Idempotency.IdempotencyKey | undefined, Errors.InvalidRequest> => {
+  const value = args[IDEMPOTENCY_KEY_ARGUMENT]
+  return value === undefined || value === null
+    ? Effect.succeed(undefined)
+    : Effect.fromResult(Idempotency.decodeKey(IDEMPOTENCY_KEY_ARGUMENT, value))
 }
 
 /** What a refused tool call carries in `structuredContent`: the REST envelope, plus `retry_after` when rate limited. */
@@ -171,39 +197,42 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     title: "Reveal a name",
     description:
       "Reveal a listing's name (POST /api/v1/domains/{id}/reveal). The only call that spends from the monthly reveal allowance; a repeat returns the original `revealed_at` at no cost. Refusals carry `reveal_code`.",
-    inputSchema: inputSchemaOf(Schema.Struct({ id: ListingIdInput })),
+    inputSchema: inputSchemaOf(Schema.Struct({ id: ListingIdInput, idempotency_key: Schema.optionalKey(IdempotencyKeyInput) })),
     outputSchema: outputSchemaOf(Listing.RevealedListingView),
     success: Listing.RevealedListingView,
     annotations: annotations("Reveal a name", { idempotent: true }),
     operation: "reveal",
     run: (directory, caller, _rate, args) =>
-      Effect.flatMap(stringArg(args, "id", "a listing id (8 characters)"), (id) => directory.reveal(caller, id))
+      Effect.flatMap(stringArg(args, "id", "a listing id (8 characters)"), (id) => directory.reveal(caller, id)),
+    write: (args) => Effect.map(stringArg(args, "id", "a listing id (8 characters)"), (listingId) => ({ _tag: "Reveal", listingId }))
   },
   {
     name: "hold_listing",
     title: "Hold a listing",
     description:
       "Reserve a revealed listing inside the service (POST /api/v1/domains/{id}/hold). It does not register the name. Holding a listing the account already holds returns that hold unchanged. Refusals carry `hold_code`.",
-    inputSchema: inputSchemaOf(Schema.Struct({ id: ListingIdInput })),
+    inputSchema: inputSchemaOf(Schema.Struct({ id: ListingIdInput, idempotency_key: Schema.optionalKey(IdempotencyKeyInput) })),
     outputSchema: outputSchemaOf(Hold.HoldResponse),
     success: Hold.HoldResponse,
     annotations: annotations("Hold a listing"),
     operation: "hold",
     run: (directory, caller, _rate, args) =>
-      Effect.flatMap(stringArg(args, "id", "a listing id (8 characters)"), (id) => directory.hold(caller, id))
+      Effect.flatMap(stringArg(args, "id", "a listing id (8 characters)"), (id) => directory.hold(caller, id)),
+    write: (args) => Effect.map(stringArg(args, "id", "a listing id (8 characters)"), (listingId) => ({ _tag: "Hold", listingId }))
   },
   {
     name: "extend_hold",
     title: "Extend a hold",
     description:
       "Use a hold's one extension (POST /api/v1/holds/{id}/extend): the end moves later by the plan's extension. Refusals carry `hold_code`.",
-    inputSchema: inputSchemaOf(Schema.Struct({ hold_id: HoldIdInput })),
+    inputSchema: inputSchemaOf(Schema.Struct({ hold_id: HoldIdInput, idempotency_key: Schema.optionalKey(IdempotencyKeyInput) })),
     outputSchema: outputSchemaOf(Hold.HoldResponse),
     success: Hold.HoldResponse,
     annotations: annotations("Extend a hold"),
     operation: "hold",
     run: (directory, caller, _rate, args) =>
-      Effect.flatMap(stringArg(args, "hold_id", "a hold id"), (holdId) => directory.extend(caller, holdId))
+      Effect.flatMap(stringArg(args, "hold_id", "a hold id"), (holdId) => directory.extend(caller, holdId)),
+    write: (args) => Effect.map(stringArg(args, "hold_id", "a hold id"), (holdId) => ({ _tag: "Extend", holdId }))
   },
   {
     name: "end_hold",
@@ -212,7 +241,8 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
       "End a hold as `released` (default) or `registered` (DELETE /api/v1/holds/{id}). A 30-day cooldown on that listing starts for the account: it cannot hold it again until then. Refusals carry `hold_code`.",
     inputSchema: inputSchemaOf(Schema.Struct({
       hold_id: HoldIdInput,
-      outcome: Schema.optionalKey(Hold.HoldOutcome.annotate({ description: "How the hold ended; default `released`." }))
+      outcome: Schema.optionalKey(Hold.HoldOutcome.annotate({ description: "How the hold ended; default `released`." })),
+      idempotency_key: Schema.optionalKey(IdempotencyKeyInput)
     })),
     outputSchema: outputSchemaOf(Hold.HoldResponse),
     success: Hold.HoldResponse,
@@ -222,6 +252,11 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
       Effect.flatMap(
         Effect.all([stringArg(args, "hold_id", "a hold id"), outcomeArg(args)]),
         ([holdId, outcome]) => directory.end(caller, holdId, outcome)
+      ),
+    write: (args) =>
+      Effect.map(
+        Effect.all([stringArg(args, "hold_id", "a hold id"), outcomeArg(args)]),
+        ([holdId, outcome]) => ({ _tag: "End", holdId, outcome })
       )
   },
   {

@@ -62,6 +62,16 @@ export class HoldNotFound extends Schema.TaggedError<HoldNotFound>()("HoldNotFou
   holdId: Schema.String
 }) {}
 
+/** The account used this idempotency key for a different request within its 24 hours. */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
+  key: Schema.String
+}) {}
+
+/** The first request with this idempotency key is still running after the repeat's wait. */
+export class IdempotencyKeyInUse extends Schema.TaggedError<IdempotencyKeyInUse>()("IdempotencyKeyInUse", {
+  key: Schema.String
+}) {}
+
 /** An operator command refused: the account already has as many live keys as its plan allows. */
 export class KeyLimitReached extends Schema.TaggedError<KeyLimitReached>()("KeyLimitReached", {
   limit: Schema.Number
@@ -86,3 +96,4 @@ export type HoldError =
 export type ExtendError = HoldNotFound | HoldsRequirePro | AlreadyExtended | HoldOver
 export type EndError = HoldNotFound | HoldOver
 export type ListError = InvalidRequest | UpgradeRequired
+export type IdempotencyError = IdempotencyKeyReused | IdempotencyKeyInUse
