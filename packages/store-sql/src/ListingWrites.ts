@@ -112,6 +112,17 @@ export const make = (sql: SqlClient.SqlClient) => {
       return unique.filter((id) => changed.has(id))
     }).pipe(Effect.orDie)
 
+  /** Walks the partial index of tombstones (migration 0005), never the active rows. */
+  const pruneTombstones = (before: Time.Instant) =>
+    sql<{ pruned: number }>`WITH pruned AS (
+        DELETE FROM listings WHERE status IN ('sold', 'blocked', 'delisted') AND updated_at < ${toDate(before)}
+        RETURNING 1
+      ) SELECT count(*)::int AS pruned FROM pruned`.pipe(
+      Effect.map((rows) => Number(rows[0]?.pruned ?? 0)),
+      Effect.orDie,
+      Effect.withSpan("SqlListingStore.pruneTombstones")
+    )
+
   const stampAvailability = (id: Ids.ListingId, at: Time.Instant) =>
     sql`UPDATE listings SET availability_checked_at = ${toDate(at)} WHERE id = ${id}
       RETURNING ${sql.literal(COLUMNS)}`.values.pipe(
@@ -147,5 +158,5 @@ export const make = (sql: SqlClient.SqlClient) => {
       }
     }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.backfillMasks"))
 
-  return { upsert, delist, stampAvailability, backfillMasks }
+  return { upsert, delist, pruneTombstones, stampAvailability, backfillMasks }
 }

@@ -17,6 +17,10 @@ export const MeView = Schema.Struct({
   }),
   rate_limit: Schema.Struct({ limit: Positive, remaining: Count }),
   sync_feed: Schema.Boolean,
+  since_horizon_days: Schema.NullOr(Positive).annotate({
+    description:
+      "With the since feed: how many days back a `since` is accepted (older ones are refused 410 `since_too_old`; resynchronise with a full run). Null on plans without the feed."
+  }),
   key: Schema.Struct({
     name: Schema.String,
     prefix: Schema.String,
