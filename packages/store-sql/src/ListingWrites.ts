@@ -13,6 +13,9 @@ import { json, textOrNull, toDate } from "./Rows.ts"
 /** Rows per statement in `backfillMasks`. */
 const BACKFILL_CHUNK = 1000
 
+/** Tombstones deleted per statement in `pruneTombstones`. */
+export const PRUNE_CHUNK = 1000
+
 type Row = Record<string, unknown>
 
 /** One element of an array literal: NULL, or the text double-quoted with `\` and `"` escaped. */
@@ -112,16 +115,30 @@ export const make = (sql: SqlClient.SqlClient) => {
       return unique.filter((id) => changed.has(id))
     }).pipe(Effect.orDie)
 
-  /** Walks the partial index of tombstones (migration 0005), never the active rows. */
+  /**
+   * Walks the partial index of tombstones (migration 0005), never the active rows, in statements
+   * of PRUNE_CHUNK rows: on the embedded database every request waits for the one connection,
+   * so no statement should run long. The conditions are repeated on the deleted row itself, so
+   * a row imported again meanwhile is rechecked and kept.
+   */
   const pruneTombstones = (before: Time.Instant) =>
-    sql<{ pruned: number }>`WITH pruned AS (
-        DELETE FROM listings WHERE status IN ('sold', 'blocked', 'delisted') AND updated_at < ${toDate(before)}
-        RETURNING 1
-      ) SELECT count(*)::int AS pruned FROM pruned`.pipe(
-      Effect.map((rows) => Number(rows[0]?.pruned ?? 0)),
-      Effect.orDie,
-      Effect.withSpan("SqlListingStore.pruneTombstones")
-    )
+    Effect.gen(function*() {
+      let pruned = 0
+      while (true) {
+        const rows = yield* sql<{ found: number; pruned: number }>`WITH doomed AS (
+            SELECT id FROM listings
+            WHERE status IN ('sold', 'blocked', 'delisted') AND updated_at < ${toDate(before)}
+            ORDER BY updated_at LIMIT ${PRUNE_CHUNK}
+          ), deleted AS (
+            DELETE FROM listings AS l USING doomed
+            WHERE l.id = doomed.id AND l.status IN ('sold', 'blocked', 'delisted') AND l.updated_at < ${toDate(before)}
+            RETURNING 1
+          ) SELECT (SELECT count(*) FROM doomed)::int AS found, (SELECT count(*) FROM deleted)::int AS pruned`
+        const found = Number(rows[0]?.found ?? 0)
+        pruned += Number(rows[0]?.pruned ?? 0)
+        if (found < PRUNE_CHUNK) return pruned
+      }
+    }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.pruneTombstones"))
 
   const stampAvailability = (id: Ids.ListingId, at: Time.Instant) =>
     sql`UPDATE listings SET availability_checked_at = ${toDate(at)} WHERE id = ${id}
