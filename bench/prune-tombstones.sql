@@ -16,6 +16,27 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) DELETE FROM listings
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) DELETE FROM listings
   WHERE status IN ('sold', 'blocked', 'delisted') AND updated_at < now() - interval '32 days';
 ROLLBACK;
+-- As the store runs it: a thousand tombstones per statement, until a statement finds fewer.
+BEGIN;
+\timing on
+DO $$
+DECLARE found integer;
+BEGIN
+  LOOP
+    WITH doomed AS (
+      SELECT id FROM listings
+      WHERE status IN ('sold', 'blocked', 'delisted') AND updated_at < now() - interval '32 days'
+      ORDER BY updated_at LIMIT 1000
+    ), deleted AS (
+      DELETE FROM listings AS l USING doomed
+      WHERE l.id = doomed.id AND l.status IN ('sold', 'blocked', 'delisted') AND l.updated_at < now() - interval '32 days'
+      RETURNING 1
+    ) SELECT count(*) INTO found FROM doomed;
+    EXIT WHEN found < 1000;
+  END LOOP;
+END $$;
+\timing off
+ROLLBACK;
 -- Without it.
 BEGIN;
 DROP INDEX listings_tombstones;
