@@ -68,7 +68,9 @@ const serve = Command.make("serve", {
       port: port._tag === "Some" ? port.value : config.port,
       host: host._tag === "Some" ? host.value : config.host
     })
-  })).pipe(Command.withDescription("Migrate, then serve the API until SIGINT/SIGTERM"))
+  })).pipe(Command.withDescription(
+    "Migrate, then serve the API until SIGINT/SIGTERM. Besides the storage settings, serve reads (docs/operations.md, Configuration): DROPSHELF_REQUEST_TIMEOUT_MS, DROPSHELF_AUTH_FAILURES_PER_MINUTE, DROPSHELF_TRUSTED_PROXIES, DROPSHELF_RDAP_URL, DROPSHELF_RDAP_TIMEOUT_MS, DROPSHELF_RATE_LIMIT and DROPSHELF_SINCE_HORIZON_DAYS (how many days back the since feed reaches, default 30)"
+  ))
 
 const importCommand = Command.make("import", {
   json,

@@ -20,25 +20,29 @@ export const serve = <E = never>(
   before: Effect.Effect<void, E, Runtime.ServerServices> = Effect.void
 ) =>
   Effect.gen(function*() {
-    // Read by the commands that serve only: a bad value does not stop other commands.
+    // Read by the commands that serve only, before the storage opens: a bad value does not stop
+    // other commands, and is refused before anything starts.
     const settings = yield* Config.all({
       requestTimeoutMs: Server.requestTimeoutMsFromEnv,
       authFailuresPerMinute: Server.authFailuresPerMinuteFromEnv,
       trustedProxies: Server.trustedProxiesFromEnv
     })
-    if (config.databaseUrl === undefined) {
-      const sql = yield* SqlClient.SqlClient
-      const migrate = StoreSql.migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
-      yield* Layer.build(OperatorSocket.layerServer(config.dataDir, migrate))
-    }
-    yield* before
-    const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, ...settings }))
-    stopsOnSignal.gracefully = true
-    const address = Context.get(server, HttpServer.HttpServer).address
-    const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
-    yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
-    return yield* Effect.never
-  }).pipe(
-    Effect.scoped,
-    Effect.provide(Runtime.serverLayer(config, RdapAvailability.layerFromEnv))
-  )
+    const sinceHorizonDays = yield* Server.sinceHorizonDaysFromEnv
+    return yield* Effect.gen(function*() {
+      if (config.databaseUrl === undefined) {
+        const sql = yield* SqlClient.SqlClient
+        const migrate = StoreSql.migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        yield* Layer.build(OperatorSocket.layerServer(config.dataDir, migrate))
+      }
+      yield* before
+      const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, ...settings }))
+      stopsOnSignal.gracefully = true
+      const address = Context.get(server, HttpServer.HttpServer).address
+      const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
+      yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
+      return yield* Effect.never
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(Runtime.serverLayer(config, RdapAvailability.layerFromEnv, sinceHorizonDays))
+    )
+  })
