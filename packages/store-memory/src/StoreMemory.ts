@@ -113,7 +113,7 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
       const changed: Array<Ids.ListingId> = []
       for (const id of new Set(ids)) {
         const row = rows.get(id)
-        if (row === undefined || Listing.isTombstone(row.status)) continue
+        if (row === undefined || row.status === "sold" || row.status === "delisted") continue
         rows.set(id, { ...row, status: reason, updatedAt: at })
         changed.push(id)
       }

@@ -116,6 +116,22 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.deepStrictEqual(page.rows.map((row) => row.id), ["DDDDDDD2"])
       })))
 
+    it.live("delist takes draft and blocked rows too, as the port says, and leaves sold and delisted ones alone", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert([
+          listingInput("DBLOCKED", { status: "blocked" }),
+          listingInput("DDRAFTED", { status: "draft" }),
+          listingInput("DSOLDOUT")
+        ])
+        yield* store.delist(["DSOLDOUT" as ListingId], "sold")
+        const changed = yield* store.delist(["DBLOCKED", "DDRAFTED", "DSOLDOUT"] as Array<ListingId>, "delisted")
+        assert.deepStrictEqual<ReadonlyArray<string>>([...changed].sort(), ["DBLOCKED", "DDRAFTED"])
+        assert.strictEqual((yield* store.find("DBLOCKED" as ListingId))!.status, "delisted")
+        assert.strictEqual((yield* store.find("DDRAFTED" as ListingId))!.status, "delisted")
+        assert.strictEqual((yield* store.find("DSOLDOUT" as ListingId))!.status, "sold")
+      })))
+
     it.live("pages by ascending id with a keyset position and an exact has_more", () =>
       run(Effect.gen(function*() {
         const store = yield* ListingStore
