@@ -1,6 +1,6 @@
-import { RdapAvailability, Server } from "@dropshelf/server"
+import { Health, RdapAvailability, Server, Telemetry } from "@dropshelf/server"
 import { StoreSql } from "@dropshelf/store-sql"
-import { Config, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { stopsOnSignal } from "./Failure.ts"
@@ -21,18 +21,23 @@ export const serve = <E = never>(
 ) =>
   Effect.gen(function*() {
     // Read by the commands that serve only: a bad value does not stop other commands.
-    const settings = yield* Config.all({
-      requestTimeoutMs: Server.requestTimeoutMsFromEnv,
-      authFailuresPerMinute: Server.authFailuresPerMinuteFromEnv,
-      trustedProxies: Server.trustedProxiesFromEnv
-    })
+    const settings = yield* Server.settingsFromEnv
+    const sql = yield* SqlClient.SqlClient
     if (config.databaseUrl === undefined) {
-      const sql = yield* SqlClient.SqlClient
       const migrate = StoreSql.migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
       yield* Layer.build(OperatorSocket.layerServer(config.dataDir, migrate))
     }
     yield* before
-    const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, ...settings }))
+    const redis = yield* Runtime.RedisCheck
+    const dependencies: Array<Health.Dependency> = [{ name: "database", check: sql.unsafe("SELECT 1") }]
+    if (redis !== undefined) dependencies.push({ name: "redis", check: redis })
+    const server = yield* Layer.build(
+      Server.layer({ port: config.port, host: config.host, ...settings }).pipe(
+        Layer.provide(Health.layerDependencies(dependencies)),
+        // Below the server, so spans still open when it stops are exported before the process ends.
+        Layer.provide(Telemetry.layerOtlpFromEnv)
+      )
+    )
     stopsOnSignal.gracefully = true
     const address = Context.get(server, HttpServer.HttpServer).address
     const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"

@@ -1,0 +1,140 @@
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Config, ConfigProvider, Effect, Layer, Metric, Option, Schema } from "effect"
+import { FetchHttpClient, HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
+import { OtlpExporter, OtlpMetrics, OtlpSerialization, OtlpTracer, PrometheusMetrics } from "effect/observability"
+import { createServer } from "node:http"
+import { API_VERSION } from "@dropshelf/api/Api"
+
+/*
+ * What an operator sees of the running server besides its answers: the request metrics, the
+ * OpenTelemetry export (traces, metrics and logs over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT
+ * is set) and the Prometheus text on a port of its own. Names and attributes follow the
+ * OpenTelemetry semantic conventions (docs/decisions/0700-observability.md).
+ */
+
+/** OTel's recommended boundaries for `http.server.request.duration`, in seconds. */
+const DURATION_BOUNDARIES = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
+
+export const requestDuration = Metric.histogram("http.server.request.duration", {
+  description: "Duration of HTTP server requests, in seconds, by method, route template and status",
+  boundaries: DURATION_BOUNDARIES,
+  attributes: { unit: "s" }
+})
+
+export const requests = Metric.counter("http.server.requests", {
+  description: "HTTP server requests answered, by method, route template and status",
+  incremental: true
+})
+
+export const rateLimitRefusals = Metric.counter("dropshelf.rate_limit.refusals", {
+  description: "Requests refused 429, by route template: over a key's per-minute limit, or from an address sending refused keys",
+  incremental: true
+})
+
+/** The counters, whose Prometheus names end in `_total` as the exposition format's convention asks. */
+const COUNTERS = new Set(["http.server.requests", "dropshelf.rate_limit.refusals", "dropshelf.reveals", "dropshelf.holds"])
+
+/** The series of one route, method and status, kept so a request does not build its metric anew. */
+interface Series {
+  readonly requests: Metric.Metric<number, unknown>
+  readonly duration: Metric.Metric<number, unknown>
+  readonly refusals: Metric.Metric<number, unknown> | undefined
+}
+const series = new Map<string, Series>()
+
+const seriesOf = (method: string, route: string, status: number): Series => {
+  const key = `${method} ${route} ${status}`
+  let found = series.get(key)
+  if (found === undefined) {
+    const attributes = { "http.request.method": method, "http.route": route, "http.response.status_code": String(status) }
+    found = {
+      requests: Metric.withAttributes(requests, attributes),
+      duration: Metric.withAttributes(requestDuration, attributes),
+      refusals: status === 429 ? Metric.withAttributes(rateLimitRefusals, { "http.route": route }) : undefined
+    }
+    series.set(key, found)
+  }
+  return found
+}
+
+/** Records one answered request: its count, its duration, and a 429 as a refusal. */
+export const recordRequest = (method: string, route: string, status: number, durationMs: number): Effect.Effect<void> => {
+  const { duration, refusals, requests: count } = seriesOf(method, route, status)
+  return Effect.andThen(
+    Metric.update(count, 1),
+    Effect.andThen(Metric.update(duration, durationMs / 1000), refusals === undefined ? Effect.void : Metric.update(refusals, 1))
+  )
+}
+
+/** Every metric as Prometheus text (exposition format 0.0.4), counters named `…_total`. */
+export const prometheusText: Effect.Effect<string> = PrometheusMetrics.format({
+  metricNameMapper: (name) => (COUNTERS.has(name) ? `${name}_total` : name)
+})
+
+/** `GET /metrics` and nothing else: the operator port's one route. */
+const MetricsRoute = HttpRouter.add(
+  "GET",
+  "/metrics",
+  Effect.map(prometheusText, (body) => HttpServerResponse.text(body, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+)
+
+/**
+ * The Prometheus endpoint on its own port, never the public one: what it tells (routes, volumes,
+ * refusals) is for the operator. Listens on `host` like the API unless told otherwise.
+ */
+export const layerMetricsServer = (options: { readonly port: number; readonly host: string }): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError> =>
+  HttpRouter.serve(MetricsRoute, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: options.port, host: options.host, gracefulShutdownTimeout: "1 second" }))
+  )
+
+/**
+ * OpenTelemetry export of traces and metrics over OTLP/HTTP, configured by the standard `OTEL_*` variables, when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` (or a per-signal endpoint) is set; without one, nothing is
+ * installed and spans stay in Effect's native tracer, which the HTTP server skips entirely.
+ * The body is JSON (`http/json`) unless `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`.
+ */
+export const layerOtlpFromEnv: Layer.Layer<OtlpExporter.Flusher, Config.ConfigError> = Layer.unwrap(
+  Effect.gen(function*() {
+    const endpoint = yield* Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT"))
+    const tracesEndpoint = yield* Config.option(Config.String("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    const protocol = yield* Config.Literals(["http/json", "http/protobuf"], "OTEL_EXPORTER_OTLP_PROTOCOL").pipe(
+      Config.withDefault("http/json" as const)
+    )
+    const set = (value: Option.Option<string>) => Option.isSome(value) && value.value.trim() !== ""
+    if (!set(endpoint) && !set(tracesEndpoint)) return OtlpExporter.layerFlusher
+    if (set(endpoint)) yield* Config.schema(Schema.URLFromString, "OTEL_EXPORTER_OTLP_ENDPOINT")
+    // OTEL_SERVICE_NAME, when set, names the service instead (the resource reads it).
+    const serviceName = set(yield* Config.option(Config.String("OTEL_SERVICE_NAME"))) ? undefined : "dropshelf"
+    const resource = { serviceName, serviceVersion: API_VERSION }
+    // Logs stay JSON lines on stdout (one per request, with its trace id): no OTLP logger.
+    return Layer.mergeAll(OtlpTracer.layerFromConfig({ resource }), OtlpMetrics.layerFromConfig({ resource })).pipe(
+      Layer.provide(protocol === "http/protobuf" ? OtlpSerialization.layerProtobuf : OtlpSerialization.layerJson),
+      Layer.provide(FetchHttpClient.layer),
+      // The OTel specification's default exporter is `otlp`; Effect's reading of the variables
+      // has none, so an endpoint alone would export nothing. `OTEL_TRACES_EXPORTER=none` still turns one off.
+      Layer.provide(ConfigProvider.layerAdd(ConfigProvider.fromUnknown({ OTEL_TRACES_EXPORTER: "otlp", OTEL_METRICS_EXPORTER: "otlp" })))
+    )
+  })
+)
+
+/** `DROPSHELF_METRICS_PORT`: the operator port serving `GET /metrics`; unset (the default) serves none. */
+export const metricsPortFromEnv: Config.Config<number | undefined> = Config.Port("DROPSHELF_METRICS_PORT").pipe(
+  Config.option,
+  Config.map(Option.getOrUndefined)
+)
+
+/** `DROPSHELF_LOG_LEVEL`: the least severe log line written; `info` (the default) writes one line per request, `warn` drops them. */
+export const LOG_LEVELS = {
+  trace: "Trace",
+  debug: "Debug",
+  info: "Info",
+  warn: "Warn",
+  error: "Error",
+  fatal: "Fatal",
+  none: "None"
+} as const
+
+export const logLevelFromEnv: Config.Config<(typeof LOG_LEVELS)[keyof typeof LOG_LEVELS]> = Config.Literals(
+  Object.keys(LOG_LEVELS) as Array<keyof typeof LOG_LEVELS>,
+  "DROPSHELF_LOG_LEVEL"
+).pipe(Config.withDefault("info" as const), Config.map((name) => LOG_LEVELS[name]))
