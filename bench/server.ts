@@ -65,11 +65,11 @@ const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => 
 export const startServer = async (
   databaseName: string,
   port: number,
-  options: { readonly from: "bundle" | "sources" } = { from: "bundle" }
+  options: { readonly from: "bundle" | "sources"; readonly env?: Record<string, string> } = { from: "bundle" }
 ): Promise<ChildProcess> => {
   // node started by hand, so the flags the launcher's first line gives a server run as a program.
   const child = spawn(node, [...launcherNodeFlags, ...nodeArgs, options.from === "bundle" ? cli : sources, "serve", "--port", String(port)], {
-    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only" },
+    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only", ...options.env },
     // With flags that report (--trace-gc), the server's standard output is shown, access log and all.
     stdio: ["ignore", nodeArgs.length > 0 ? "inherit" : "ignore", "inherit"]
   })
@@ -133,4 +133,29 @@ export const startCeiling = async (bodyFile: string): Promise<{ readonly port: n
   child.once("exit", () => children.delete(child))
   const port = Number(await new Promise<string>((resolve) => child.stdout!.once("data", (data) => resolve(String(data)))))
   return { port, child }
+}
+
+/**
+ * An OTLP/HTTP receiver that reads each export and answers 200, counting the bytes: what a
+ * collector costs the server, without a collector's own work on the same cores.
+ */
+export const startOtlpSink = async () => {
+  const { createServer } = await import("node:http")
+  let bytes = 0
+  let exports = 0
+  const server = createServer((request, response) => {
+    request.on("data", (chunk: Buffer) => (bytes += chunk.length))
+    request.on("end", () => {
+      exports++
+      response.writeHead(200, { "content-type": "application/json" }).end("{}")
+    })
+  })
+  await new Promise<void>((resolveListen) => server.listen(0, "127.0.0.1", resolveListen))
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received: () => ({ bytes, exports }),
+    close: () => new Promise<void>((resolveClose) => server.close(() => resolveClose()))
+  }
 }
