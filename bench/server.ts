@@ -8,6 +8,8 @@
  * instead, as `npx dropshelf serve` does.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { build, launcherNodeFlags } from "../scripts/build.ts"
 import type { Walk } from "./load.ts"
@@ -137,25 +139,19 @@ export const startCeiling = async (bodyFile: string): Promise<{ readonly port: n
 
 /**
  * An OTLP/HTTP receiver that reads each export and answers 200, counting the bytes: what a
- * collector costs the server, without a collector's own work on the same cores.
+ * collector costs the server, without a collector's own work. A process of its own
+ * (bench/otlp-sink.ts): a load run blocks this one's event loop.
  */
 export const startOtlpSink = async () => {
-  const { createServer } = await import("node:http")
-  let bytes = 0
-  let exports = 0
-  const server = createServer((request, response) => {
-    request.on("data", (chunk: Buffer) => (bytes += chunk.length))
-    request.on("end", () => {
-      exports++
-      response.writeHead(200, { "content-type": "application/json" }).end("{}")
-    })
-  })
-  await new Promise<void>((resolveListen) => server.listen(0, "127.0.0.1", resolveListen))
-  const address = server.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
+  const counts = join(mkdtempSync(join(tmpdir(), "dropshelf-otlp-")), "counts.json")
+  const child = spawn(node, [join(root, "bench", "otlp-sink.ts"), counts], { stdio: ["ignore", "pipe", "inherit"] })
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  const port = await new Promise<number>((resolvePort) => child.stdout!.once("data", (chunk: Buffer) => resolvePort(Number(String(chunk).trim()))))
   return {
     url: `http://127.0.0.1:${port}`,
-    received: () => ({ bytes, exports }),
-    close: () => new Promise<void>((resolveClose) => server.close(() => resolveClose()))
+    received: (): { bytes: number; exports: number } =>
+      existsSync(counts) ? JSON.parse(readFileSync(counts, "utf8")) : { bytes: 0, exports: 0 },
+    close: () => stop(child)
   }
 }

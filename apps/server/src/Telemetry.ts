@@ -2,6 +2,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Config, ConfigProvider, Effect, Layer, Metric, Option, Schema } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
 import { OtlpExporter, OtlpMetrics, OtlpSerialization, OtlpTracer, PrometheusMetrics } from "effect/observability"
+import { Statement } from "effect/sql"
 import { createServer } from "node:http"
 import { API_VERSION } from "@dropshelf/api/Api"
 
@@ -107,7 +108,12 @@ export const layerOtlpFromEnv: Layer.Layer<OtlpExporter.Flusher, Config.ConfigEr
     const serviceName = set(yield* Config.option(Config.String("OTEL_SERVICE_NAME"))) ? undefined : "dropshelf"
     const resource = { serviceName, serviceVersion: API_VERSION }
     // Logs stay JSON lines on stdout (one per request, with its trace id): no OTLP logger.
-    return Layer.mergeAll(OtlpTracer.layerFromConfig({ resource }), OtlpMetrics.layerFromConfig({ resource })).pipe(
+    return Layer.mergeAll(
+      OtlpTracer.layerFromConfig({ resource }),
+      OtlpMetrics.layerFromConfig({ resource }),
+      // Statement spans record how long each waited for a pooled connection (`db.client.connection.wait_time_ms`).
+      Layer.succeed(Statement.SpanPropagationEnabled, true)
+    ).pipe(
       Layer.provide(protocol === "http/protobuf" ? OtlpSerialization.layerProtobuf : OtlpSerialization.layerJson),
       Layer.provide(FetchHttpClient.layer),
       // The OTel specification's default exporter is `otlp`; Effect's reading of the variables

@@ -191,6 +191,8 @@ describe.skipIf(pglite.skip !== undefined)("observability (sql-pglite)", () => {
     expect(ancestry(useCase!).at(-1)).toBe("GET /api/v1/domains")
     const statements = spans.filter((span) => attribute(span, "db.query.text") !== undefined)
     expect(statements.length).toBeGreaterThan(0)
+    // How long each statement waited for a connection: what an operator reads of the pool.
+    for (const statement of statements) expect(attribute(statement, "db.client.connection.wait_time_ms")).toBeDefined()
     // Some statement runs inside the use case, and every one hangs off the request.
     expect(statements.some((span) => ancestry(span).includes("Directory.listRecords"))).toBe(true)
     for (const statement of statements) expect(ancestry(statement).at(-1)).toBe("GET /api/v1/domains")
