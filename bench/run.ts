@@ -255,19 +255,26 @@ const main = async () => {
     // OTLP/HTTP (to a receiver that only reads them), measured in turn with the one that exports nothing.
     const sink = await startOtlpSink()
     const traced = await startServer(large.name, port + 3, { from: "bundle", env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } })
+    // The sampler an operator would set for a busy instance: one trace in ten, metrics all the same.
+    const sampled = await startServer(large.name, port + 4, {
+      from: "bundle",
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.1" }
+    })
     for (const [mix, requests] of [
       ["default page (50)", [{ path: "/api/v1/domains" }]],
       ["single reads", ids.map((id) => ({ path: `/api/v1/domains/${id}` }))]
     ] as const) {
-      // In turn, twice each, so that neither gets the machine of a different moment.
+      // In turn, twice each, so that none gets the machine of a different moment.
       for (const round of [1, 2]) {
         row(`${mix}, OTLP off (${round})`, load(port, key, requests), rssMb(server.pid!), ceiling.requestsPerSecond)
-        row(`${mix}, OTLP on (${round})`, load(port + 3, key, requests), rssMb(traced.pid!), ceiling.requestsPerSecond)
+        row(`${mix}, OTLP on, every trace (${round})`, load(port + 3, key, requests), rssMb(traced.pid!), ceiling.requestsPerSecond)
+        row(`${mix}, OTLP on, 1 trace in 10 (${round})`, load(port + 4, key, requests), rssMb(sampled.pid!), ceiling.requestsPerSecond)
       }
     }
+    await stop(traced)
+    await stop(sampled)
     const received = sink.received()
     console.log(`OTLP: ${received.exports} exports, ${(received.bytes / 1e6).toFixed(1)} MB received`)
-    await stop(traced)
     await sink.close()
   }
   // The mixed workload's row goes beside the single-page ones, though it is measured last.

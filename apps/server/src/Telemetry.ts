@@ -1,5 +1,5 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Config, ConfigProvider, Effect, Layer, Metric, Option, Schema } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Metric, Option, Schema, Tracer } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
 import { OtlpExporter, OtlpMetrics, OtlpSerialization, OtlpTracer, PrometheusMetrics } from "effect/observability"
 import { Statement } from "effect/sql"
@@ -108,8 +108,9 @@ export const layerOtlpFromEnv: Layer.Layer<OtlpExporter.Flusher, Config.ConfigEr
     const serviceName = set(yield* Config.option(Config.String("OTEL_SERVICE_NAME"))) ? undefined : "dropshelf"
     const resource = { serviceName, serviceVersion: API_VERSION }
     // Logs stay JSON lines on stdout (one per request, with its trace id): no OTLP logger.
+    const sampler = yield* samplerFromEnv
     return Layer.mergeAll(
-      OtlpTracer.layerFromConfig({ resource }),
+      layerSampling(sampler).pipe(Layer.provideMerge(OtlpTracer.layerFromConfig({ resource }))),
       OtlpMetrics.layerFromConfig({ resource }),
       // Statement spans record how long each waited for a pooled connection (`db.client.connection.wait_time_ms`).
       Layer.succeed(Statement.SpanPropagationEnabled, true)
@@ -144,3 +145,50 @@ export const logLevelFromEnv: Config.Config<(typeof LOG_LEVELS)[keyof typeof LOG
   Object.keys(LOG_LEVELS) as Array<keyof typeof LOG_LEVELS>,
   "DROPSHELF_LOG_LEVEL"
 ).pipe(Config.withDefault("info" as const), Config.map((name) => LOG_LEVELS[name]))
+
+/**
+ * The OTel specification's samplers (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`), which
+ * Effect's tracer does not read: which traces are recorded and exported. A trace begun here is
+ * kept with probability `ratio`; one continued from a caller's `traceparent` follows the
+ * caller's sampled flag under the `parentbased_*` samplers (the default, keeping every trace).
+ */
+export interface Sampler {
+  readonly parentBased: boolean
+  readonly ratio: number
+}
+
+const SAMPLERS = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"] as const
+
+export const samplerFromEnv: Config.Config<Sampler> = Config.all({
+  name: Config.Literals(SAMPLERS, "OTEL_TRACES_SAMPLER").pipe(Config.withDefault("parentbased_always_on" as const)),
+  arg: Config.schema(Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 })), "OTEL_TRACES_SAMPLER_ARG").pipe(Config.withDefault(1))
+}).pipe(Config.map(({ arg, name }) => ({
+  parentBased: name.startsWith("parentbased_"),
+  ratio: name.endsWith("always_on") ? 1 : name.endsWith("always_off") ? 0 : arg
+})))
+
+/**
+ * Whether a new span is recorded: a span under one of this process's follows it; under a
+ * caller's, follows the caller's flag when parent-based; otherwise (a new trace) with
+ * probability `ratio` (`random` in [0, 1)).
+ */
+export const sampledFor = (sampler: Sampler, parent: Option.Option<Tracer.AnySpan>, inherited: boolean, random: () => number): boolean => {
+  if (Option.isSome(parent) && (parent.value._tag === "Span" || sampler.parentBased)) return inherited
+  const own = sampler.ratio >= 1 || (sampler.ratio > 0 && random() < sampler.ratio)
+  // A new trace is still subject to Effect's own threshold (`MinimumTraceLevel`); a caller's flag
+  // is what a sampler that is not parent-based overrides.
+  return Option.isNone(parent) ? inherited && own : own
+}
+
+/** The installed tracer, with `sampler`'s decision on every span it starts. */
+const layerSampling = (sampler: Sampler): Layer.Layer<never> =>
+  sampler.ratio >= 1 && sampler.parentBased
+    ? Layer.empty
+    : Layer.effect(
+      Tracer.Tracer,
+      Effect.map(Effect.service(Tracer.Tracer), (inner) =>
+        Tracer.make({
+          span: (options) => inner.span({ ...options, sampled: sampledFor(sampler, options.parent, options.sampled, Math.random) }),
+          context: inner.context
+        }))
+    ) as unknown as Layer.Layer<never>
