@@ -16,26 +16,35 @@ import { API_VERSION } from "@dropshelf/api/Api"
 /** OTel's recommended boundaries for `http.server.request.duration`, in seconds. */
 const DURATION_BOUNDARIES = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
 
-export const requestDuration = Metric.histogram("http.server.request.duration", {
-  description: "Duration of HTTP server requests, in seconds, by method, route template and status",
-  boundaries: DURATION_BOUNDARIES,
-  attributes: { unit: "s" }
-})
+const requestDuration = (attributes: Metric.Metric.Attributes) =>
+  Metric.histogram("http.server.request.duration", {
+    description: "Duration of HTTP server requests, in seconds, by method, route template and status",
+    boundaries: DURATION_BOUNDARIES,
+    attributes: { ...attributes, unit: "s" }
+  })
 
-export const requests = Metric.counter("http.server.requests", {
-  description: "HTTP server requests answered, by method, route template and status",
-  incremental: true
-})
+const requests = (attributes: Metric.Metric.Attributes) =>
+  Metric.counter("http.server.requests", {
+    description: "HTTP server requests answered, by method, route template and status",
+    incremental: true,
+    attributes
+  })
 
-export const rateLimitRefusals = Metric.counter("dropshelf.rate_limit.refusals", {
-  description: "Requests refused 429, by route template: over a key's per-minute limit, or from an address sending refused keys",
-  incremental: true
-})
+const rateLimitRefusals = (attributes: Metric.Metric.Attributes) =>
+  Metric.counter("dropshelf.rate_limit.refusals", {
+    description: "Requests refused 429, by route template: over a key's per-minute limit, or from an address sending refused keys",
+    incremental: true,
+    attributes
+  })
 
 /** The counters, whose Prometheus names end in `_total` as the exposition format's convention asks. */
 const COUNTERS = new Set(["http.server.requests", "dropshelf.rate_limit.refusals", "dropshelf.reveals", "dropshelf.holds"])
 
-/** The series of one route, method and status, kept so a request does not build its metric anew. */
+/**
+ * The series of one route, method and status, kept so a request does not build its metric anew.
+ * Each is a metric made with its attributes, not `Metric.withAttributes` of a shared one: that
+ * merges the attributes and builds the series key again on every update.
+ */
 interface Series {
   readonly requests: Metric.Metric<number, unknown>
   readonly duration: Metric.Metric<number, unknown>
@@ -49,9 +58,9 @@ const seriesOf = (method: string, route: string, status: number): Series => {
   if (found === undefined) {
     const attributes = { "http.request.method": method, "http.route": route, "http.response.status_code": String(status) }
     found = {
-      requests: Metric.withAttributes(requests, attributes),
-      duration: Metric.withAttributes(requestDuration, attributes),
-      refusals: status === 429 ? Metric.withAttributes(rateLimitRefusals, { "http.route": route }) : undefined
+      requests: requests(attributes),
+      duration: requestDuration(attributes),
+      refusals: status === 429 ? rateLimitRefusals({ "http.route": route }) : undefined
     }
     series.set(key, found)
   }
@@ -61,10 +70,12 @@ const seriesOf = (method: string, route: string, status: number): Series => {
 /** Records one answered request: its count, its duration, and a 429 as a refusal. */
 export const recordRequest = (method: string, route: string, status: number, durationMs: number): Effect.Effect<void> => {
   const { duration, refusals, requests: count } = seriesOf(method, route, status)
-  return Effect.andThen(
-    Metric.update(count, 1),
-    Effect.andThen(Metric.update(duration, durationMs / 1000), refusals === undefined ? Effect.void : Metric.update(refusals, 1))
-  )
+  return Effect.contextWith((context) => {
+    count.updateUnsafe(1, context)
+    duration.updateUnsafe(durationMs / 1000, context)
+    refusals?.updateUnsafe(1, context)
+    return Effect.void
+  })
 }
 
 /** Every metric as Prometheus text (exposition format 0.0.4), counters named `…_total`. */

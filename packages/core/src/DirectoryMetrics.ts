@@ -7,12 +7,14 @@ import { Metric } from "effect"
  */
 
 /** Reveals answered, `dropshelf.reveal.kind` `first` (a new ledger entry) or `repeat` (free again). */
-export const reveals = Metric.counter("dropshelf.reveals", {
-  description: "Reveals answered, by kind: first (a new ledger entry) or repeat",
-  incremental: true
-})
-export const firstReveals = Metric.withAttributes(reveals, { "dropshelf.reveal.kind": "first" })
-export const repeatReveals = Metric.withAttributes(reveals, { "dropshelf.reveal.kind": "repeat" })
+const reveals = (kind: "first" | "repeat") =>
+  Metric.counter("dropshelf.reveals", {
+    description: "Reveals answered, by kind: first (a new ledger entry) or repeat",
+    incremental: true,
+    attributes: { "dropshelf.reveal.kind": kind }
+  })
+export const firstReveals = reveals("first")
+export const repeatReveals = reveals("repeat")
 
 /** Holds started. */
 export const holds = Metric.counter("dropshelf.holds", {

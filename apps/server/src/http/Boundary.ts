@@ -1,5 +1,5 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Cause, Clock, Effect, Result } from "effect"
+import { Cause, Clock, Effect, Result, Tracer } from "effect"
 import { ByteSize } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
@@ -381,7 +381,8 @@ const logAnswer = Effect.fnUntraced(function*(answer: {
   const route = answer.route ?? UNMATCHED_ROUTE
   yield* Telemetry.recordRequest(answer.method, route, answer.status, finished - answer.started)
   // The server span exists only while an exporter is installed; its ids tie the line to the trace.
-  const span = yield* Effect.option(Effect.currentParentSpan)
+  // Read from the context: `currentParentSpan` fails, with an Error and its stack, when there is none.
+  const span = yield* Effect.serviceOption(Tracer.ParentSpan)
   if (keyPrefix !== null && span._tag === "Some") yield* Effect.annotateCurrentSpan(KEY_PREFIX_ATTRIBUTE, keyPrefix)
   const line = `${answer.method} ${answer.pathname} ${answer.status}`
   yield* (answer.status >= 500 && !answer.abandoned ? Effect.logError(line) : Effect.logInfo(line)).pipe(
