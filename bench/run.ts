@@ -34,7 +34,7 @@ import { join } from "node:path"
 import { seedLines } from "../apps/cli/src/Seed.ts"
 import { psql, seconds, serverUrl } from "./postgres.ts"
 import type { Walk } from "./load.ts"
-import { dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startOtlpSink, startServer, stop } from "./server.ts"
+import { BENCH_SINCE_HORIZON_DAYS, dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startOtlpSink, startServer, stop } from "./server.ts"
 
 const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000)
@@ -127,7 +127,8 @@ const pullSince = async (port: number, key: string, pid: number) => {
   let pulled = 0
   let peakRss = rssMb(pid)
   const start = process.hrtime.bigint()
-  const since = encodeURIComponent("1970-01-01T00:00:00.000Z")
+  // The oldest since the bench server accepts (its horizon, less a minute): every seeded row is younger.
+  const since = encodeURIComponent(new Date(Date.now() - BENCH_SINCE_HORIZON_DAYS * 86_400_000 + 60_000).toISOString())
   do {
     const path: string = `/api/v1/domains?since=${since}&limit=250${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
     const response = await getJson(port, key, path)

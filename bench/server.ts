@@ -61,6 +61,9 @@ process.on("exit", () => {
 })
 
 /** Node flags for every server started here, from BENCH_NODE_ARGS (`--cpu-prof`, `--trace-gc`, …). */
+/** The horizon bench servers run with, the largest the server accepts. */
+export const BENCH_SINCE_HORIZON_DAYS = 3650
+
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg.length > 0)
 
 /** `dropshelf serve` on `databaseName`, counting every request and refusing none; resolves once it answers. */
@@ -71,7 +74,15 @@ export const startServer = async (
 ): Promise<ChildProcess> => {
   // node started by hand, so the flags the launcher's first line gives a server run as a program.
   const child = spawn(node, [...launcherNodeFlags, ...nodeArgs, options.from === "bundle" ? cli : sources, "serve", "--port", String(port)], {
-    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only", ...options.env },
+    // The longest since horizon: the since pull reaches every seeded row, and no start prunes the
+    // tombstones of a database kept between runs.
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl(databaseName),
+      DROPSHELF_RATE_LIMIT: "count-only",
+      DROPSHELF_SINCE_HORIZON_DAYS: String(BENCH_SINCE_HORIZON_DAYS),
+      ...options.env
+    },
     // With flags that report (--trace-gc), the server's standard output is shown, access log and all.
     stdio: ["ignore", nodeArgs.length > 0 ? "inherit" : "ignore", "inherit"]
   })

@@ -151,9 +151,12 @@ export type ServerServices =
  */
 export const serverLayer = <E>(
   config: DropshelfConfig,
-  availability: Layer.Layer<AvailabilityCheck.AvailabilityCheck, E>
+  availability: Layer.Layer<AvailabilityCheck.AvailabilityCheck, E>,
+  /** How many days back the since feed reaches (`DROPSHELF_SINCE_HORIZON_DAYS`); default the core's. */
+  sinceHorizonDays?: number | undefined
 ): Layer.Layer<ServerServices, StoreSql.StoreOpenError | E> =>
   Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+    Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(Layer.effect(Cursor.CursorSecret, StoreSql.cursorSecret)))),
     Layer.provide(availability),
     Layer.provide(layerCrypto),

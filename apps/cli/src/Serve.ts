@@ -23,6 +23,7 @@ export const serve = <E = never>(
     // Read by the commands that serve only, and before the storage opens: a bad value stops the
     // start at once, and does not stop other commands.
     const settings = yield* Server.settingsFromEnv
+    const sinceHorizonDays = yield* Server.sinceHorizonDaysFromEnv
     // Built first, released last: spans still open when the server stops are exported before the process ends.
     const telemetry = yield* Layer.build(Telemetry.layerOtlpFromEnv)
     return yield* Effect.gen(function*() {
@@ -47,5 +48,8 @@ export const serve = <E = never>(
       yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
       return yield* Effect.never
       // The server's scope closes first (the drain, then the listener), then the storage.
-    }).pipe(Effect.scoped, Effect.provide(Runtime.serverLayer(config, RdapAvailability.layerFromEnv)))
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(Runtime.serverLayer(config, RdapAvailability.layerFromEnv, sinceHorizonDays))
+    )
   }).pipe(Effect.scoped)

@@ -4,7 +4,7 @@ import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerError, HttpServe
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
-import { Directory, type RateLimiter } from "@dropshelf/core"
+import { Directory, type RateLimiter, SinceHorizon } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
@@ -121,7 +121,8 @@ const drain = (lifecycle: Health.Lifecycle["Service"], delay: Duration.Input, ti
  * The REST server on Node's HTTP server, listening once the layer is built and shutting down
  * gracefully when it is released (new connections refused, in-flight requests finish). Its
  * output includes `HttpServer.HttpServer`, whose `address` tells the port when `port` is 0.
- * While it runs, records of idempotency keys past their 24 hours are pruned hourly.
+ * While it runs, records of idempotency keys past their 24 hours, and tombstones past the since
+ * feed's horizon, are pruned hourly.
  */
 export const layer = (
   options: Options
@@ -205,6 +206,12 @@ export const authFailuresPerMinuteFromEnv: Config.Config<number> = Config.schema
   Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
   "DROPSHELF_AUTH_FAILURES_PER_MINUTE"
 ).pipe(Config.withDefault(DEFAULT_AUTH_FAILURES_PER_MINUTE))
+
+/** `DROPSHELF_SINCE_HORIZON_DAYS`: how many days back the since feed reaches, 1 to 3650, default 30. */
+export const sinceHorizonDaysFromEnv: Config.Config<number> = Config.schema(
+  Schema.Int.check(Schema.isBetween({ minimum: SinceHorizon.MIN_HORIZON_DAYS, maximum: SinceHorizon.MAX_HORIZON_DAYS })),
+  "DROPSHELF_SINCE_HORIZON_DAYS"
+).pipe(Config.withDefault(SinceHorizon.DEFAULT_HORIZON_DAYS))
 
 /** `DROPSHELF_TRUSTED_PROXIES`: comma-separated CIDR blocks (`10.0.0.0/8, ::1/128`), default none. */
 export const trustedProxiesFromEnv: Config.Config<ReadonlyArray<IpNetwork.IpNetwork>> = Config.Array(

@@ -14,6 +14,7 @@ import {
   PayloadTooLargeError,
   RequestTimeoutError,
   ServerError,
+  SinceTooOldError,
   UnauthorizedError,
   RateLimitedError,
   UpgradeRequiredError
@@ -86,7 +87,7 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
   HttpApiEndpoint.get("list", "/domains", {
     query: ListQuery.ListQuerySchema,
     success: Listing.PageView,
-    error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError]
+    error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError, SinceTooOldError]
   }).annotate(HttpApi.QueryParseOptions, ListQuery.LIST_QUERY_PARSE_OPTIONS)
     .annotate(OpenApi.Summary, "Page of listings, or changes since a watermark")
     .annotate(OpenApi.Description, "Default order is ascending listing id. Reads never spend a reveal. Follow `next_cursor` until it is null, keeping filters and `sort` fixed for a run."),

@@ -21,6 +21,7 @@ export * as Me from "./domain/Me.ts"
 export * as Plan from "./domain/Plan.ts"
 export * as Quote from "./domain/Quote.ts"
 export * as RevealLedger from "./domain/RevealLedger.ts"
+export * as SinceHorizon from "./domain/SinceHorizon.ts"
 export * as Time from "./domain/Time.ts"
 
 export * as AccountStore from "./ports/AccountStore.ts"

@@ -133,6 +133,17 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
     syncedAt: Effect.map(now, (at) => at - SYNC_LAG_MS),
     upsert,
     delist,
+    pruneTombstones: (before) =>
+      Effect.sync(() => {
+        let pruned = 0
+        for (const row of [...rows.values()]) {
+          if (Listing.isTombstone(row.status) && row.updatedAt < before) {
+            rows.delete(row.id)
+            pruned++
+          }
+        }
+        return pruned
+      }),
     stampAvailability: (id, checkedAt) =>
       Effect.map(now, (at) => {
         const row = rows.get(id)

@@ -220,12 +220,22 @@ const idempotencyKeys = statements(
   `CREATE INDEX idempotency_keys_started ON idempotency_keys (started_at)`
 )
 
+/*
+ * 0005: tombstones past the since feed's horizon are pruned (docs/decisions/0011-since-horizon.md).
+ * A partial index of tombstones by updated_at lets the pruning touch only them: the since index
+ * covers every row, and old active rows far outnumber tombstones.
+ */
+const sinceHorizon = statements(
+  `CREATE INDEX listings_tombstones ON listings (updated_at) WHERE status IN ('sold', 'blocked', 'delisted')`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
   "0002_row_version_and_auth_notify": rowVersionAndAuthNotify,
   "0003_reshape_invented_names": reshapeNames,
-  "0004_idempotency_keys": idempotencyKeys
+  "0004_idempotency_keys": idempotencyKeys,
+  "0005_since_horizon": sinceHorizon
 }
 
 const run = Migrator.make({})
