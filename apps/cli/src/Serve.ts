@@ -1,6 +1,6 @@
-import { RdapAvailability, Server } from "@dropshelf/server"
+import { Health, RdapAvailability, Server, Telemetry } from "@dropshelf/server"
 import { StoreSql } from "@dropshelf/store-sql"
-import { Config, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { stopsOnSignal } from "./Failure.ts"
@@ -20,29 +20,36 @@ export const serve = <E = never>(
   before: Effect.Effect<void, E, Runtime.ServerServices> = Effect.void
 ) =>
   Effect.gen(function*() {
-    // Read by the commands that serve only, before the storage opens: a bad value does not stop
-    // other commands, and is refused before anything starts.
-    const settings = yield* Config.all({
-      requestTimeoutMs: Server.requestTimeoutMsFromEnv,
-      authFailuresPerMinute: Server.authFailuresPerMinuteFromEnv,
-      trustedProxies: Server.trustedProxiesFromEnv
-    })
+    // Read by the commands that serve only, and before the storage opens: a bad value stops the
+    // start at once, and does not stop other commands.
+    const settings = yield* Server.settingsFromEnv
     const sinceHorizonDays = yield* Server.sinceHorizonDaysFromEnv
+    // Built first, released last: spans still open when the server stops are exported before the process ends.
+    const telemetry = yield* Layer.build(Telemetry.layerOtlpFromEnv)
     return yield* Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
       if (config.databaseUrl === undefined) {
-        const sql = yield* SqlClient.SqlClient
         const migrate = StoreSql.migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
         yield* Layer.build(OperatorSocket.layerServer(config.dataDir, migrate))
       }
       yield* before
-      const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, ...settings }))
+      const redis = yield* Runtime.RedisCheck
+      const dependencies: Array<Health.Dependency> = [{ name: "database", check: sql.unsafe("SELECT 1") }]
+      if (redis !== undefined) dependencies.push({ name: "redis", check: redis })
+      const server = yield* Layer.build(
+        Server.layer({ port: config.port, host: config.host, ...settings }).pipe(
+          Layer.provide(Health.layerDependencies(dependencies)),
+          Layer.provide(Layer.succeedContext(telemetry))
+        )
+      )
       stopsOnSignal.gracefully = true
       const address = Context.get(server, HttpServer.HttpServer).address
       const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
       yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
       return yield* Effect.never
+      // The server's scope closes first (the drain, then the listener), then the storage.
     }).pipe(
       Effect.scoped,
       Effect.provide(Runtime.serverLayer(config, RdapAvailability.layerFromEnv, sinceHorizonDays))
     )
-  })
+  }).pipe(Effect.scoped)

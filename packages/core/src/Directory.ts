@@ -1,7 +1,8 @@
-import { Clock, Context, Deferred, Effect, Fiber, Layer, Schedule } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Metric, Schedule } from "effect"
 import { Digest } from "effect/crypto"
 import { digestOf, formatOf, hasValidChecksum, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
+import * as DirectoryMetrics from "./DirectoryMetrics.ts"
 import { isNameDisclosed } from "./domain/Disclosure.ts"
 import {
   type EndError,
@@ -431,6 +432,7 @@ export class Directory extends Context.Service<Directory, {
           listing = (yield* listings.stampAvailability(listing.id, checked.checkedAt)) ?? listing
         }
         let revealedAt: Instant
+        let first = false
         if (plan._tag === "Repeat") {
           revealedAt = plan.entry.revealedAt
         } else {
@@ -440,8 +442,10 @@ export class Directory extends Context.Service<Directory, {
             at: now,
             charge: allowance
           })
+          first = outcome._tag === "Recorded" && outcome.fresh
           revealedAt = outcome._tag === "AllowanceSpent" ? (yield* repeatOfConcurrent).revealedAt : outcome.entry.revealedAt
         }
+        yield* Metric.update(first ? DirectoryMetrics.firstReveals : DirectoryMetrics.repeatReveals, 1)
         const view = toListingView(listing, {
           disclosed: isNameDisclosed({ plan: caller.plan, tier: listing.tier, holdState, revealed: true }),
           holdState,
@@ -476,6 +480,7 @@ export class Directory extends Context.Service<Directory, {
         const revealed = yield* reveals.find(caller.accountId, listing.id)
         if (revealed === undefined) return yield* new RevealRequired()
         const { hold } = yield* holdStore.acquire({ accountId: caller.accountId, listingId: listing.id, plan: caller.plan, now })
+        yield* Metric.update(DirectoryMetrics.holds, 1)
         return yield* holdResponse(caller, hold, now)
       }, useCase("Directory.hold"))
 

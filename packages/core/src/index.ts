@@ -34,4 +34,5 @@ export * as RateLimiter from "./ports/RateLimiter.ts"
 export * as RevealStore from "./ports/RevealStore.ts"
 
 export * as Directory from "./Directory.ts"
+export * as DirectoryMetrics from "./DirectoryMetrics.ts"
 export * as Operators from "./Operators.ts"
