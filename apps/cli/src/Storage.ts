@@ -67,3 +67,20 @@ export const migrate = (config: DropshelfConfig) =>
     const Runtime = yield* Effect.promise(() => import("./Runtime.ts"))
     return yield* Runtime.migrate(config)
   })
+
+/** `dropshelf backup`, on the embedded database, wherever it is open; `file` is absolute. */
+export const backup = (config: DropshelfConfig, file: string) =>
+  Effect.gen(function*() {
+    const where = yield* route(config)
+    if (where._tag === "Served") {
+      const { backupVia } = yield* Effect.promise(() => import("./OperatorSocket.ts"))
+      return yield* backupVia(where.path, where.holder, file)
+    }
+    const [Runtime, { StoreSql }, { writeBackup }] = yield* Effect.promise(() =>
+      Promise.all([import("./Runtime.ts"), import("@dropshelf/store-sql"), import("./Backup.ts")])
+    )
+    return yield* Effect.gen(function*() {
+      const bytes = yield* (yield* StoreSql.EmbeddedDump).dump
+      return yield* writeBackup(file, bytes)
+    }).pipe(Effect.provide(Runtime.embeddedStorage(config)))
+  })
