@@ -1,5 +1,4 @@
-import { Effect, Schema } from "effect"
-import { renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { Effect } from "effect"
 import { readFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import type { DropshelfConfig } from "./Config.ts"
@@ -13,9 +12,6 @@ import { CommandRefused, UsageError } from "./Failure.ts"
  * `pg_dump`/`pg_restore` (docs/operations.md#backup-and-restore).
  */
 
-export const BackupReport = Schema.Struct({ file: Schema.String, bytes: Schema.Number })
-export type BackupReport = typeof BackupReport.Type
-
 const RUNBOOK = "docs/operations.md#backup-and-restore"
 
 export const serverRefusal = (command: "backup" | "restore") =>
@@ -23,26 +19,6 @@ export const serverRefusal = (command: "backup" | "restore") =>
     message: command === "backup"
       ? `dropshelf backs up only its embedded database; for the PostgreSQL server of DATABASE_URL run pg_dump --format=custom --file=<file> "$DATABASE_URL" (see ${RUNBOOK})`
       : `dropshelf restores only its embedded database; for the PostgreSQL server of DATABASE_URL run pg_restore --no-owner --dbname="$DATABASE_URL" <file> into an empty database (see ${RUNBOOK})`
-  })
-
-/**
- * Writes `bytes` to `file` whole or not at all: to a temporary name beside it, then renamed, so a
- * reader (or a crash) never sees half a backup.
- */
-export const writeBackup = (file: string, bytes: Uint8Array): Effect.Effect<BackupReport, UsageError> =>
-  Effect.try({
-    try: () => {
-      const temporary = `${file}.partial-${process.pid}`
-      try {
-        writeFileSync(temporary, bytes, { mode: 0o600 })
-        renameSync(temporary, file)
-      } catch (error) {
-        rmSync(temporary, { force: true })
-        throw error
-      }
-      return { file, bytes: statSync(file).size }
-    },
-    catch: (error) => new UsageError({ message: `cannot write the backup to ${file}: ${error instanceof Error ? error.message : String(error)}` })
   })
 
 /** `dropshelf backup <file>`: beside a running server through its endpoint, else on the storage opened here. */

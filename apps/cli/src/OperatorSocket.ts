@@ -20,7 +20,7 @@ import { connect } from "node:net"
 import { lstatSync, mkdirSync, unlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import type { BackupReport } from "./Backup.ts"
+import type { BackupReport } from "./BackupFile.ts"
 import { StorageUnavailable, UsageError } from "./Failure.ts"
 
 /*

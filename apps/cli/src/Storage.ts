@@ -77,7 +77,7 @@ export const backup = (config: DropshelfConfig, file: string) =>
       return yield* backupVia(where.path, where.holder, file)
     }
     const [Runtime, { StoreSql }, { writeBackup }] = yield* Effect.promise(() =>
-      Promise.all([import("./Runtime.ts"), import("@dropshelf/store-sql"), import("./Backup.ts")])
+      Promise.all([import("./Runtime.ts"), import("@dropshelf/store-sql"), import("./BackupFile.ts")])
     )
     return yield* Effect.gen(function*() {
       const bytes = yield* (yield* StoreSql.EmbeddedDump).dump

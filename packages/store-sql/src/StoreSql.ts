@@ -5,6 +5,8 @@ import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue, Redacte
 import { SqlClient } from "effect/sql"
 import { existsSync, readdirSync, rmSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { promisify } from "node:util"
+import { gzip } from "node:zlib"
 import * as AuthCache from "./AuthCache.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as Migrations from "./Migrations.ts"
@@ -97,6 +99,8 @@ export const restorePglite = (dataDir: string, dump: Uint8Array): Effect.Effect<
       catch: (cause) => new RestoreRefused({ message: `The restored database does not answer as a dropshelf database: ${oneLine(cause)}` })
     })
   }))
+
+const gzipAsync = promisify(gzip)
 
 /** Default embedded data directory, relative to the working directory. */
 export const DEFAULT_DATA_DIR = DataDirLock.DEFAULT_DATA_DIR
@@ -238,9 +242,15 @@ export const layerPgliteClient = (
         // Written back to the data files first, so a restore starts without replaying the WAL.
         // On PGlite itself: the client's own statements wait for the permit held here.
         yield* Effect.promise(() => db.exec("CHECKPOINT"))
-        const file = yield* Effect.promise(() => db.dumpDataDir("gzip"))
+        // The tar alone under the permit; compressing it (zlib, off the event loop) need not
+        // keep the database waiting.
+        const file = yield* Effect.promise(() => db.dumpDataDir("none"))
         return new Uint8Array(yield* Effect.promise(() => file.arrayBuffer()))
-      })).pipe(Effect.orDie)
+      })).pipe(
+        Effect.flatMap((tar) => Effect.promise(() => gzipAsync(tar, { level: 1 }))),
+        Effect.map((gz) => new Uint8Array(gz.buffer, gz.byteOffset, gz.byteLength)),
+        Effect.orDie
+      )
       return Context.make(SqlClient.SqlClient, client).pipe(Context.add(EmbeddedDump, EmbeddedDump.of({ dump })))
     })
   )
