@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { rmSync } from "node:fs"
+import { existsSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
@@ -129,6 +129,13 @@ describe("backup and restore", TIMEOUT, () => {
       rmSync(file, { force: true })
     }
     expectOneLineFailure(await run(["restore", join(tmpdir(), "no-such-backup.tar.gz"), "--json"], on), 2, /cannot read the backup/)
+    // A file that is no backup: refused, and the empty directory stays without a database.
+    const garbage = join(tmpdir(), `dropshelf-not-a-backup-${process.pid}.tar.gz`)
+    writeFileSync(garbage, "not a backup\n")
+    const fresh = { env: { DROPSHELF_DATA_DIR: join(target.env.DROPSHELF_DATA_DIR!, "..", "fresh") } }
+    expectOneLineFailure(await run(["restore", garbage, "--json"], fresh), 1, /not a dropshelf backup/)
+    expect(existsSync(join(fresh.env.DROPSHELF_DATA_DIR, "pgdata"))).toBe(false)
+    rmSync(garbage, { force: true })
   })
 
   it.skipIf(adminUrl === undefined || adminUrl === "" || !hasPgTools)(

@@ -89,7 +89,12 @@ export const restorePglite = (dataDir: string, dump: Uint8Array): Effect.Effect<
           ])
           return PGlite.create({ dataDir: pgdata, loadDataDir: new Blob([dump as Uint8Array<ArrayBuffer>]), extensions: { btree_gist, pg_trgm } })
         },
-        catch: (cause) => new RestoreRefused({ message: `The file is not a dropshelf backup PGlite can load: ${oneLine(cause)}` })
+        catch: (cause) => {
+          const detail = oneLine(cause)
+          return new RestoreRefused({
+            message: `The file is not a dropshelf backup PGlite can load${detail === "" ? " (not a gzipped tar of a data directory)" : `: ${detail}`}`
+          })
+        }
       }),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
