@@ -1,5 +1,5 @@
 import type { Ids, Listing, Operators, Plan } from "@dropshelf/core"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { DropshelfConfig } from "./Config.ts"
 import { UsageError } from "./Failure.ts"
@@ -34,6 +34,40 @@ const json = Flag.Boolean("json").pipe(
   Flag.withDescription("Print exactly one JSON document on stdout instead of human text"),
   Flag.withDefault(false)
 )
+
+const limit = Flag.Int("limit").pipe(
+  Flag.withDescription("Rows per page, 1 to 1000"),
+  Flag.withDefault(100)
+)
+
+const after = Flag.String("after").pipe(
+  Flag.withDescription("Start after this id: the last one of the previous page, as printed under it"),
+  Flag.optional
+)
+
+/** The page a list command asks for, or a usage error for a limit out of range. */
+const pageRequest = (limit: number, after: Option.Option<string>) =>
+  limit >= 1 && limit <= 1000
+    ? Effect.succeed({ after: Option.getOrUndefined(after), limit })
+    : Effect.fail(new UsageError({ message: "--limit must be between 1 and 1000" }))
+
+const DURATION_UNITS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const
+
+/** `90d`, `24h`, `30m`: a whole number of days, hours or minutes, in milliseconds. */
+export const parseDuration = (flag: string, text: string): Effect.Effect<number, UsageError> => {
+  const match = /^(\d{1,6})([mhd])$/.exec(text.trim())
+  return match === null
+    ? Effect.fail(new UsageError({ message: `${flag} takes a whole number of days, hours or minutes, like 90d, 24h or 30m; got "${text}"` }))
+    : Effect.succeed(Number(match[1]) * DURATION_UNITS[match[2] as keyof typeof DURATION_UNITS])
+}
+
+const optionalDuration = (flag: string, value: Option.Option<string>) =>
+  Option.isSome(value) ? Effect.map(parseDuration(flag, value.value), (ms): number | undefined => ms) : Effect.succeed(undefined)
+
+/** Views.ts, with the core it needs, loaded by the commands that print records. */
+const views = load(() => import("./Views.ts"))
+
+const iso = (instant: number | null) => (instant === null ? "-" : new Date(instant).toISOString())
 
 /**
  * Runs `body` against the configured storage: opened here and closed when it ends, or that of
@@ -134,22 +168,122 @@ const accountsSetPlan = Command.make("set-plan", {
       `Account ${account.id} is now on plan ${account.plan}${account.plan === "lapsed" ? " (reads as free)" : ""}.`)
   }))).pipe(Command.withDescription("Change an account's plan; lapsed reads as free"))
 
+const accountsList = Command.make("list", { json, limit, after }, ({ after, json, limit }) =>
+  Effect.gen(function*() {
+    const page = yield* pageRequest(limit, after)
+    return yield* withStorage(Effect.gen(function*() {
+      const operators = yield* operatorsTag
+      const View = yield* views
+      const document = View.pageView(yield* operators.listAccounts(page), View.accountView)
+      yield* emit(json, document, () =>
+        View.table(
+          ["ID", "NAME", "PLAN", "CREATED"],
+          document.data.map((account) => [account.id, account.name, account.plan, account.created_at]),
+          document.next
+        ))
+    }))
+  })).pipe(Command.withDescription("List accounts, oldest first"))
+
+const accountsShow = Command.make("show", { json, accountId: Argument.String("account-id") }, ({ accountId, json }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* operatorsTag
+    const View = yield* views
+    const document = View.accountOverviewView(yield* operators.showAccount(accountId), Date.now())
+    yield* emit(json, document, () =>
+      [
+        `Account ${document.id} (${document.name}), plan ${document.plan}${document.plan === document.reads_as ? "" : ` (reads as ${document.reads_as})`}, created ${document.created_at}`,
+        `Reveals in ${document.reveals_this_month.month}: ${document.reveals_this_month.used}${document.reveals_this_month.limit === null ? "" : ` of ${document.reveals_this_month.limit}`}`,
+        "",
+        "Keys:",
+        View.table(
+          ["PREFIX", "NAME", "STATE", "CREATED", "LAST USED", "EXPIRES"],
+          document.keys.map((key) => [key.prefix, key.name, key.state, key.created_at, key.last_used_at, key.expires_at])
+        ),
+        "",
+        "Running holds:",
+        View.table(
+          ["ID", "LISTING", "HELD", "EXPIRES"],
+          document.running_holds.map((hold) => [hold.id, hold.listing_id, hold.held_at, hold.expires_at])
+        )
+      ].join("\n"))
+  }))).pipe(Command.withDescription("Show an account: plan, keys, reveals this month, running holds"))
+
 const accounts = Command.make("accounts").pipe(
   Command.withDescription("Manage accounts"),
-  Command.withSubcommands([accountsCreate, accountsSetPlan])
+  Command.withSubcommands([accountsCreate, accountsSetPlan, accountsList, accountsShow])
+)
+
+const expiresIn = Flag.String("expires-in").pipe(
+  Flag.withDescription("The key expires this long after now, then reads as revoked: 90d, 24h, 30m (default: never)"),
+  Flag.optional
 )
 
 const keysCreate = Command.make("create", {
   json,
   accountId: Argument.String("account-id"),
-  name: Flag.String("name").pipe(Flag.withDescription("Key label"))
-}, ({ accountId, json, name }) =>
-  withStorage(Effect.gen(function*() {
-    const operators = yield* operatorsTag
-    const { key, secret } = yield* operators.createKey(accountId, name)
-    yield* emit(json, { key: secret, prefix: key.prefix, name: key.name }, () =>
-      [`${secret}`, `Key ${key.prefix}… (${key.name}) for account ${key.accountId}. The secret above is shown once: store it now.`].join("\n"))
-  }))).pipe(Command.withDescription("Create an API key; the secret is printed once"))
+  name: Flag.String("name").pipe(Flag.withDescription("Key label")),
+  expiresIn
+}, ({ accountId, expiresIn, json, name }) =>
+  Effect.gen(function*() {
+    const lifetimeMs = yield* optionalDuration("--expires-in", expiresIn)
+    return yield* withStorage(Effect.gen(function*() {
+      const operators = yield* operatorsTag
+      const { key, secret } = yield* operators.createKey(accountId, name, lifetimeMs)
+      const expiry = key.expiresAt === null ? {} : { expires_at: iso(key.expiresAt) }
+      yield* emit(json, { key: secret, prefix: key.prefix, name: key.name, ...expiry }, () =>
+        [
+          `${secret}`,
+          `Key ${key.prefix}… (${key.name}) for account ${key.accountId}${key.expiresAt === null ? "" : `, expiring ${iso(key.expiresAt)}`}. The secret above is shown once: store it now.`
+        ].join("\n"))
+    }))
+  })).pipe(Command.withDescription("Create an API key; the secret is printed once; --expires-in 90d makes it expire"))
+
+const keysRotate = Command.make("rotate", {
+  json,
+  prefix: Argument.String("prefix"),
+  grace: Flag.String("grace").pipe(
+    Flag.withDescription("How long the old key keeps working beside its successor: 24h, 7d, 0m (default 24h)"),
+    Flag.withDefault("24h")
+  ),
+  expiresIn
+}, ({ expiresIn, grace, json, prefix }) =>
+  Effect.gen(function*() {
+    const graceMs = yield* parseDuration("--grace", grace)
+    const lifetimeMs = yield* optionalDuration("--expires-in", expiresIn)
+    return yield* withStorage(Effect.gen(function*() {
+      const operators = yield* operatorsTag
+      const { key, retired, secret } = yield* operators.rotateKey(prefix, graceMs, lifetimeMs)
+      const expiry = key.expiresAt === null ? {} : { expires_at: iso(key.expiresAt) }
+      yield* emit(json, { key: secret, prefix: key.prefix, name: key.name, ...expiry, retired: retired.prefix, retires_at: iso(retired.expiresAt) }, () =>
+        [
+          `${secret}`,
+          `Key ${key.prefix}… (${key.name}) replaces ${retired.prefix}…, which keeps working until ${iso(retired.expiresAt)} and then reads as revoked. The secret above is shown once: store it now.`
+        ].join("\n"))
+    }))
+  })).pipe(Command.withDescription("Create a successor for a live key; the old key stops working after a grace period (--grace, default 24h)"))
+
+const keysList = Command.make("list", {
+  json,
+  accountId: Argument.String("account-id"),
+  limit,
+  after
+}, ({ accountId, after, json, limit }) =>
+  Effect.gen(function*() {
+    const page = yield* pageRequest(limit, after)
+    return yield* withStorage(Effect.gen(function*() {
+      const operators = yield* operatorsTag
+      const View = yield* views
+      const listed = yield* operators.listKeys(accountId, page)
+      const now = Date.now()
+      const document = View.pageView(listed, (key) => View.keyView(key, now))
+      yield* emit(json, document, () =>
+        View.table(
+          ["ID", "PREFIX", "NAME", "STATE", "CREATED", "LAST USED", "EXPIRES", "REVOKED"],
+          document.data.map((key) => [key.id, key.prefix, key.name, key.state, key.created_at, key.last_used_at, key.expires_at, key.revoked_at]),
+          document.next
+        ))
+    }))
+  })).pipe(Command.withDescription("List an account's keys (prefix, name, state, created, last used, expiry, revoked); never a secret"))
 
 const keysRevoke = Command.make("revoke", {
   json,
@@ -163,7 +297,7 @@ const keysRevoke = Command.make("revoke", {
 
 const keys = Command.make("keys").pipe(
   Command.withDescription("Manage API keys"),
-  Command.withSubcommands([keysCreate, keysRevoke])
+  Command.withSubcommands([keysCreate, keysRevoke, keysRotate, keysList])
 )
 
 const masksBackfill = Command.make("backfill", { json }, ({ json }) =>
@@ -194,6 +328,128 @@ const seed = Command.make("seed", {
     }))
   })).pipe(Command.withDescription("Add a synthetic, realistic directory (deterministic per seed)"))
 
+const holdsList = Command.make("list", {
+  json,
+  account: Flag.String("account").pipe(Flag.withDescription("Only this account's holds"), Flag.optional),
+  state: Flag.Literals("state", ["running", "any"] as const).pipe(
+    Flag.withDescription("running: only holds running now; any: every hold, ended ones included"),
+    Flag.withDefault("any")
+  ),
+  limit,
+  after
+}, ({ account, after, json, limit, state }) =>
+  Effect.gen(function*() {
+    const page = yield* pageRequest(limit, after)
+    return yield* withStorage(Effect.gen(function*() {
+      const operators = yield* operatorsTag
+      const View = yield* views
+      const listed = yield* operators.listHolds({ accountId: Option.getOrUndefined(account), running: state === "running" }, page)
+      const now = Date.now()
+      const document = View.pageView(listed, (hold) => View.holdView(hold, now))
+      yield* emit(json, document, () =>
+        View.table(
+          ["ID", "ACCOUNT", "LISTING", "STATE", "HELD", "EXPIRES", "ENDED"],
+          document.data.map((hold) => [hold.id, hold.account_id, hold.listing_id, hold.state, hold.held_at, hold.expires_at, hold.ended_at]),
+          document.next
+        ))
+    }))
+  })).pipe(Command.withDescription("List holds, oldest first: every account's, or one's (--account), running or any (--state)"))
+
+const holds = Command.make("holds").pipe(
+  Command.withDescription("Read holds"),
+  Command.withSubcommands([holdsList])
+)
+
+const listingsShow = Command.make("show", {
+  json,
+  id: Argument.String("id").pipe(Argument.withSchema(ListingIdArgument), Argument.withDescription("Listing id"))
+}, ({ id, json }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* operatorsTag
+    const View = yield* views
+    const document = View.listingOverviewView(yield* operators.showListing(id))
+    yield* emit(json, document, () => {
+      const stored = Object.entries(document.stored).map(([field, value]) => [field, JSON.stringify(value)] as const)
+      const published = document.published === null
+        ? ["(not published: the listing is not active)"]
+        : Object.entries(document.published).map(([field, value]) => `  ${field}: ${JSON.stringify(value)}`)
+      return [
+        "Stored (exact, as imported):",
+        ...stored.map(([field, value]) => `  ${field}: ${value}`),
+        "",
+        "Published to every plan (bands and ranges; the name only once revealed):",
+        ...published,
+        "",
+        "By plan:",
+        View.table(
+          ["PLAN", "LISTED NOW", "VISIBLE FROM", "CAN REVEAL", "REVEAL SPENDS ALLOWANCE"],
+          (["free", "pro", "business"] as const).map((name) => {
+            const plan = document.plans[name]
+            return [name, plan.listed, plan.visible_from, plan.can_reveal, plan.reveal_charged]
+          })
+        )
+      ].join("\n")
+    })
+  }))).pipe(Command.withDescription("Show a listing: the exact figures imported beside what each plan reads"))
+
+const listings = Command.make("listings").pipe(
+  Command.withDescription("Read listings"),
+  Command.withSubcommands([listingsShow])
+)
+
+const revealsList = Command.make("list", {
+  json,
+  accountId: Argument.String("account-id"),
+  month: Flag.String("month").pipe(
+    Flag.withSchema(Schema.String.check(Schema.isPattern(/^\d{4}-(0[1-9]|1[0-2])$/, { message: "--month is YYYY-MM" }))),
+    Flag.withDescription("Only reveals of this calendar month (UTC), YYYY-MM"),
+    Flag.optional
+  ),
+  limit,
+  after
+}, ({ accountId, after, json, limit, month }) =>
+  Effect.gen(function*() {
+    const page = yield* pageRequest(limit, after)
+    return yield* withStorage(Effect.gen(function*() {
+      const operators = yield* operatorsTag
+      const View = yield* views
+      const document = View.pageView(yield* operators.listReveals(accountId, Option.getOrUndefined(month), page), View.revealView)
+      yield* emit(json, document, () =>
+        View.table(
+          ["LISTING", "REVEALED", "SPENT ALLOWANCE"],
+          document.data.map((entry) => [entry.listing_id, entry.revealed_at, entry.charged]),
+          document.next
+        ))
+    }))
+  })).pipe(Command.withDescription("List an account's reveals, oldest first, of one month (--month) or all"))
+
+const reveals = Command.make("reveals").pipe(
+  Command.withDescription("Read the reveal ledger"),
+  Command.withSubcommands([revealsList])
+)
+
+const backup = Command.make("backup", {
+  json,
+  file: Argument.String("file").pipe(Argument.withDescription("Where to write the backup (a gzipped tar of the data directory)"))
+}, ({ file, json }) =>
+  Effect.gen(function*() {
+    const config = yield* DropshelfConfig
+    const Backup = yield* load(() => import("./Backup.ts"))
+    const report = yield* Backup.backup(config, file)
+    yield* emit(json, report, () => `Backed up ${config.dataDir} to ${report.file} (${report.bytes} bytes).`)
+  })).pipe(Command.withDescription("Back up the embedded database, consistently, while it serves (PostgreSQL: use pg_dump)"))
+
+const restore = Command.make("restore", {
+  json,
+  file: Argument.String("file").pipe(Argument.withDescription("A file written by dropshelf backup"))
+}, ({ file, json }) =>
+  Effect.gen(function*() {
+    const config = yield* DropshelfConfig
+    const Backup = yield* load(() => import("./Backup.ts"))
+    const report = yield* Backup.restore(config, file)
+    yield* emit(json, report, () => `Restored ${report.restored} into ${report.dataDir}.`)
+  })).pipe(Command.withDescription("Restore a backup into an empty data directory; refuses one that holds a database (PostgreSQL: use pg_restore)"))
+
 const demo = Command.make("demo", { json }, ({ json }) =>
   Effect.gen(function*() {
     const config = yield* DropshelfConfig
@@ -203,7 +459,22 @@ const demo = Command.make("demo", { json }, ({ json }) =>
 
 export const root = Command.make("dropshelf").pipe(
   Command.withDescription("Operate a dropshelf expired-domain directory"),
-  Command.withSubcommands([migrate, serve, importCommand, delist, accounts, keys, masks, seed, demo])
+  Command.withSubcommands([
+    migrate,
+    serve,
+    importCommand,
+    delist,
+    accounts,
+    keys,
+    holds,
+    listings,
+    reveals,
+    masks,
+    seed,
+    backup,
+    restore,
+    demo
+  ])
 )
 
 export const run = Command.run(root, { version: "0.1.0" })

@@ -9,7 +9,7 @@ import { Cause, Option, Schema } from "effect"
 /** Exit codes; documented in docs/decisions/0300-cli.md. */
 export const ExitCode = {
   ok: 0,
-  /** The directory refused the operation (unknown account or key, key ceiling). */
+  /** The directory refused the operation (unknown account, key or listing, key ceiling, a restore into a database that exists). */
   refused: 1,
   /** The invocation is wrong: unknown command or flag, bad value, unreadable input file. */
   usage: 2,
@@ -26,6 +26,11 @@ export const stopsOnSignal = { gracefully: false }
 
 /** A bad invocation detected by a command itself (a missing file, a value out of range). */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
+  message: Schema.String
+}) {}
+
+/** The operation cannot be done on this storage as it is (a restore into a non-empty database, a backup of a server). */
+export class CommandRefused extends Schema.TaggedError<CommandRefused>()("CommandRefused", {
   message: Schema.String
 }) {}
 
@@ -66,6 +71,11 @@ export const reportError = (error: unknown): Report => {
         code: ExitCode.refused,
         line: `the account already has ${String(field(error, "limit"))} live keys, the most its plan allows; revoke one first`
       }
+    case "ListingNotFound":
+      return { code: ExitCode.refused, line: `no listing with id "${String(field(error, "listingId"))}"` }
+    case "CommandRefused":
+    case "RestoreRefused":
+      return { code: ExitCode.refused, line: messageOf(error) }
     case "UsageError":
       return { code: ExitCode.usage, line: messageOf(error) }
     case "StorageUnavailable":

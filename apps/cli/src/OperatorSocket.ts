@@ -1,4 +1,16 @@
-import { type AccountStore, Errors, type Ids, type KeyStore, Listing, type ListingStore, Operators, Plan } from "@dropshelf/core"
+import {
+  type AccountStore,
+  Errors,
+  type Hold,
+  type Ids,
+  type Keyset,
+  type KeyStore,
+  Listing,
+  type ListingStore,
+  Operators,
+  Plan,
+  type RevealLedger
+} from "@dropshelf/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { Duration, Effect, Layer, Schema } from "effect"
@@ -8,7 +20,8 @@ import { connect } from "node:net"
 import { lstatSync, mkdirSync, unlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import { StorageUnavailable } from "./Failure.ts"
+import type { BackupReport } from "./BackupFile.ts"
+import { StorageUnavailable, UsageError } from "./Failure.ts"
 
 /*
  * The operator endpoint of a process serving the embedded database. PGlite admits one process
@@ -55,12 +68,14 @@ const trusted = (path: string, create: boolean): boolean => {
 /** Records of the core travel as their JSON; both ends are the same build. */
 const Record = Schema.Any
 
+const Page = { after: Schema.optional(Schema.String), limit: Schema.Number }
+
 export class OperatorRpcs extends RpcGroup.make(
   Rpc.make("Migrate", { success: Schema.Array(Schema.String) }),
   Rpc.make("CreateAccount", { payload: { name: Schema.String, plan: Plan.StoredPlan }, success: Record }),
   Rpc.make("SetPlan", { payload: { accountId: Schema.String, plan: Plan.StoredPlan }, success: Record, error: Errors.AccountNotFound }),
   Rpc.make("CreateKey", {
-    payload: { accountId: Schema.String, name: Schema.String },
+    payload: { accountId: Schema.String, name: Schema.String, lifetimeMs: Schema.optional(Schema.Number) },
     success: Record,
     error: Schema.Union([Errors.AccountNotFound, Errors.KeyLimitReached])
   }),
@@ -73,8 +88,32 @@ export class OperatorRpcs extends RpcGroup.make(
     payload: { ids: Schema.Array(Schema.String), reason: Schema.Literals(Listing.DELIST_REASONS) },
     success: Schema.Array(Schema.String)
   }),
-  Rpc.make("BackfillMasks", { success: Schema.Number })
+  Rpc.make("BackfillMasks", { success: Schema.Number }),
+  Rpc.make("RotateKey", {
+    payload: { prefix: Schema.String, graceMs: Schema.Number, lifetimeMs: Schema.optional(Schema.Number) },
+    success: Record,
+    error: Schema.Union([Errors.KeyNotFound, Errors.KeyLimitReached])
+  }),
+  Rpc.make("ListAccounts", { payload: Page, success: Record }),
+  Rpc.make("ShowAccount", { payload: { accountId: Schema.String }, success: Record, error: Errors.AccountNotFound }),
+  Rpc.make("ListKeys", { payload: { accountId: Schema.String, ...Page }, success: Record, error: Errors.AccountNotFound }),
+  Rpc.make("ListHolds", {
+    payload: { accountId: Schema.optional(Schema.String), running: Schema.Boolean, ...Page },
+    success: Record
+  }),
+  Rpc.make("ShowListing", { payload: { id: Schema.String }, success: Record, error: Errors.ListingNotFound }),
+  Rpc.make("ListReveals", {
+    payload: { accountId: Schema.String, month: Schema.optional(Schema.String), ...Page },
+    success: Record,
+    error: Errors.AccountNotFound
+  }),
+  Rpc.make("Backup", { payload: { file: Schema.String }, success: Record, error: UsageError })
 ) {}
+
+const pageOf = (payload: { readonly after?: string | undefined; readonly limit: number }): Keyset.KeysetRequest => ({
+  after: payload.after,
+  limit: payload.limit
+})
 
 const removeQuietly = (path: string) => {
   try {
@@ -91,7 +130,9 @@ const removeQuietly = (path: string) => {
  */
 export const layerServer = (
   dataDir: string,
-  migrate: Effect.Effect<ReadonlyArray<string>>
+  migrate: Effect.Effect<ReadonlyArray<string>>,
+  /** Writes a backup of the open storage to this absolute path (Backup.ts); its report. */
+  backup: (file: string) => Effect.Effect<BackupReport, UsageError>
 ): Layer.Layer<never, never, Operators.Operators> => {
   const path = socketPath(dataDir)
   const handlers = OperatorRpcs.toLayer(Effect.gen(function*() {
@@ -100,11 +141,19 @@ export const layerServer = (
       Migrate: () => migrate,
       CreateAccount: ({ name, plan }) => operators.createAccount(name, plan),
       SetPlan: ({ accountId, plan }) => operators.setPlan(accountId, plan),
-      CreateKey: ({ accountId, name }) => operators.createKey(accountId, name),
+      CreateKey: ({ accountId, lifetimeMs, name }) => operators.createKey(accountId, name, lifetimeMs),
       RevokeKey: ({ prefix }) => operators.revokeKey(prefix),
       UpsertListings: ({ batch }) => operators.upsertListings(batch as ReadonlyArray<ListingStore.ListingInput>),
       Delist: ({ ids, reason }) => operators.delist(ids as ReadonlyArray<Ids.ListingId>, reason),
-      BackfillMasks: () => operators.backfillMasks
+      BackfillMasks: () => operators.backfillMasks,
+      RotateKey: ({ graceMs, lifetimeMs, prefix }) => operators.rotateKey(prefix, graceMs, lifetimeMs),
+      ListAccounts: (page) => operators.listAccounts(pageOf(page)),
+      ShowAccount: ({ accountId }) => operators.showAccount(accountId),
+      ListKeys: ({ accountId, ...page }) => operators.listKeys(accountId, pageOf(page)),
+      ListHolds: ({ accountId, running, ...page }) => operators.listHolds({ accountId, running }, pageOf(page)),
+      ShowListing: ({ id }) => operators.showListing(id),
+      ListReveals: ({ accountId, month, ...page }) => operators.listReveals(accountId, month, pageOf(page)),
+      Backup: ({ file }) => backup(file)
     })
   }))
   const listening = NodeSocketServer.layer({ path }).pipe(
@@ -180,8 +229,8 @@ export const layerClient = (path: string, holder: string): Layer.Layer<Operators
             Effect.map((record) => record as AccountStore.AccountRecord),
             Effect.catchTag("RpcClientError", onLost)
           ),
-        createKey: (accountId, name) =>
-          client.CreateKey({ accountId, name }).pipe(
+        createKey: (accountId, name, lifetimeMs) =>
+          client.CreateKey({ accountId, name, ...(lifetimeMs === undefined ? {} : { lifetimeMs }) }).pipe(
             Effect.map((created) => created as { readonly secret: string; readonly key: KeyStore.KeyRecord }),
             Effect.catchTag("RpcClientError", onLost)
           ),
@@ -196,10 +245,58 @@ export const layerClient = (path: string, holder: string): Layer.Layer<Operators
             Effect.map((delisted) => delisted as ReadonlyArray<Ids.ListingId>),
             Effect.catchTag("RpcClientError", onLost)
           ),
-        backfillMasks: client.BackfillMasks().pipe(Effect.catchTag("RpcClientError", onLost))
+        backfillMasks: client.BackfillMasks().pipe(Effect.catchTag("RpcClientError", onLost)),
+        rotateKey: (prefix, graceMs, lifetimeMs) =>
+          client.RotateKey({ prefix, graceMs, ...(lifetimeMs === undefined ? {} : { lifetimeMs }) }).pipe(
+            Effect.map((rotated) => rotated as Effect.Success<ReturnType<Operators.Operators["Service"]["rotateKey"]>>),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        listAccounts: (page) =>
+          client.ListAccounts(pagePayload(page)).pipe(
+            Effect.map((listed) => listed as Keyset.KeysetPage<AccountStore.AccountRecord>),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        showAccount: (accountId) =>
+          client.ShowAccount({ accountId }).pipe(
+            Effect.map((shown) => shown as Operators.AccountOverview),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        listKeys: (accountId, page) =>
+          client.ListKeys({ accountId, ...pagePayload(page) }).pipe(
+            Effect.map((listed) => listed as Keyset.KeysetPage<KeyStore.KeyRecord>),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        listHolds: (filter, page) =>
+          client.ListHolds({
+            running: filter.running,
+            ...(filter.accountId === undefined ? {} : { accountId: filter.accountId }),
+            ...pagePayload(page)
+          }).pipe(
+            Effect.map((listed) => listed as Keyset.KeysetPage<Hold.HoldRecord>),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        showListing: (id) =>
+          client.ShowListing({ id }).pipe(
+            Effect.map((shown) => shown as Operators.ListingOverview),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        listReveals: (accountId, month, page) =>
+          client.ListReveals({ accountId, ...(month === undefined ? {} : { month }), ...pagePayload(page) }).pipe(
+            Effect.map((listed) => listed as Keyset.KeysetPage<RevealLedger.RevealEntry>),
+            Effect.catchTag("RpcClientError", onLost)
+          )
       })
     })
   ).pipe(Layer.provide(protocol(path)))
+
+const pagePayload = (page: Keyset.KeysetRequest) => ({ limit: page.limit, ...(page.after === undefined ? {} : { after: page.after }) })
+
+/** `dropshelf backup` written by the process serving at `path`, to the absolute path `file`. */
+export const backupVia = (path: string, holder: string, file: string): Effect.Effect<BackupReport, UsageError> =>
+  Effect.gen(function*() {
+    const client = yield* RpcClient.make(OperatorRpcs)
+    return (yield* client.Backup({ file }).pipe(Effect.catchTag("RpcClientError", lost(holder)))) as BackupReport
+  }).pipe(Effect.scoped, Effect.provide(protocol(path)))
 
 /** `dropshelf migrate` run by the process serving at `path`. */
 export const migrateVia = (path: string, holder: string): Effect.Effect<ReadonlyArray<string>> =>

@@ -36,6 +36,12 @@ export const storage = (
       Layer.provide(Layer.effectDiscard(Effect.sync(keepWasmOnFirstTier)))
     )
 
+/** The embedded database opened by this one command, with its dump; not migrated (a backup copies it as it is). */
+export const embeddedStorage = (config: DropshelfConfig): Layer.Layer<StoreSql.Services | StoreSql.EmbeddedDump, StoreSql.StoreOpenError> =>
+  StoreSql.layerPglite({ dataDir: config.dataDir, settings: StoreSql.PGLITE_COMMAND_SETTINGS }).pipe(
+    Layer.provide(Layer.effectDiscard(Effect.sync(keepWasmOnFirstTier)))
+  )
+
 /**
  * V8 compiles PGlite's WebAssembly fast (Liftoff), then recompiles the functions that run most
  * with its optimising compiler on background threads; opening the database is enough to start

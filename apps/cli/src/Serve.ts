@@ -1,9 +1,10 @@
 import { Health, RdapAvailability, Server, Telemetry } from "@dropshelf/server"
 import { StoreSql } from "@dropshelf/store-sql"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { stopsOnSignal } from "./Failure.ts"
+import { writeBackup } from "./BackupFile.ts"
+import { stopsOnSignal, UsageError } from "./Failure.ts"
 import * as OperatorSocket from "./OperatorSocket.ts"
 import { note } from "./Output.ts"
 import * as Runtime from "./Runtime.ts"
@@ -30,7 +31,13 @@ export const serve = <E = never>(
       const sql = yield* SqlClient.SqlClient
       if (config.databaseUrl === undefined) {
         const migrate = StoreSql.migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
-        yield* Layer.build(OperatorSocket.layerServer(config.dataDir, migrate))
+        // The embedded storage layer provides its dump beside the ports.
+        const embedded = yield* Effect.serviceOption(StoreSql.EmbeddedDump)
+        const backup = (file: string) =>
+          Option.isSome(embedded)
+            ? Effect.flatMap(embedded.value.dump, (bytes) => writeBackup(file, bytes))
+            : Effect.fail(new UsageError({ message: "this server keeps no embedded database to back up" }))
+        yield* Layer.build(OperatorSocket.layerServer(config.dataDir, migrate, backup))
       }
       yield* before
       const redis = yield* Runtime.RedisCheck

@@ -1,8 +1,10 @@
 import type { Operators } from "@dropshelf/core"
 import * as DataDirLock from "@dropshelf/store-sql/DataDirLock"
 import { Duration, Effect, Layer } from "effect"
-import { resolve } from "node:path"
+import { existsSync } from "node:fs"
+import { join, resolve } from "node:path"
 import type { DropshelfConfig } from "./Config.ts"
+import { CommandRefused } from "./Failure.ts"
 
 /*
  * What an operator command runs against. On a PostgreSQL server, or on an embedded data
@@ -66,4 +68,25 @@ export const migrate = (config: DropshelfConfig) =>
     }
     const Runtime = yield* Effect.promise(() => import("./Runtime.ts"))
     return yield* Runtime.migrate(config)
+  })
+
+/** `dropshelf backup`, on the embedded database, wherever it is open; `file` is absolute. */
+export const backup = (config: DropshelfConfig, file: string) =>
+  Effect.gen(function*() {
+    const where = yield* route(config)
+    if (where._tag === "Served") {
+      const { backupVia } = yield* Effect.promise(() => import("./OperatorSocket.ts"))
+      return yield* backupVia(where.path, where.holder, file)
+    }
+    const dir = resolve(config.dataDir)
+    if (!existsSync(join(dir, "pgdata", "PG_VERSION"))) {
+      return yield* new CommandRefused({ message: `there is no database in ${dir} to back up (check DROPSHELF_DATA_DIR)` })
+    }
+    const [Runtime, { StoreSql }, { writeBackup }] = yield* Effect.promise(() =>
+      Promise.all([import("./Runtime.ts"), import("@dropshelf/store-sql"), import("./BackupFile.ts")])
+    )
+    return yield* Effect.gen(function*() {
+      const bytes = yield* (yield* StoreSql.EmbeddedDump).dump
+      return yield* writeBackup(file, bytes)
+    }).pipe(Effect.provide(Runtime.embeddedStorage(config)))
   })

@@ -95,6 +95,72 @@ export const operatorSuite = (
     expectOneLineFailure(await run(["keys", "create", "acct_nope", "--name", "x", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
   })
 
+  it("the operator's view: accounts, keys with expiry and rotation, holds, reveals and listings, paged, never a secret", async () => {
+    const made = []
+    for (const name of ["view-a", "view-b", "view-c"]) made.push(await runJson(["accounts", "create", "--name", name, "--plan", "free"], on()))
+    const page = await runJson(["accounts", "list", "--after", made[0].id, "--limit", "1"], on())
+    expect(page).toEqual({ data: [expect.objectContaining({ id: made[1].id, name: "view-b", plan: "free", reads_as: "free" })], next: made[1].id })
+    const rest = await runJson(["accounts", "list", "--after", page.next, "--limit", "10"], on())
+    expect(rest.data.map((account: { id: string }) => account.id)).toEqual([made[2].id])
+    expect(rest.next).toBe(null)
+
+    const account = made[0]
+    const before = Date.now()
+    const expiring = await runJson(["keys", "create", account.id, "--name", "ci", "--expires-in", "90d"], on())
+    expect(Date.parse(expiring.expires_at) - before).toBeGreaterThanOrEqual(90 * 86_400_000 - 60_000)
+    const lasting = await runJson(["keys", "create", account.id, "--name", "laptop"], on())
+    // The account is at its ceiling of two, and the rotated key makes room for its successor.
+    const rotated = await runJson(["keys", "rotate", lasting.prefix, "--grace", "1h"], on())
+    expect(rotated).toEqual({ key: expect.stringMatching(/^dsk_/), prefix: expect.any(String), name: "laptop", retired: lasting.prefix, retires_at: expect.any(String) })
+    expect(Date.parse(rotated.retires_at) - Date.now()).toBeLessThanOrEqual(3_600_000)
+    expect(Date.parse(rotated.retires_at) - before).toBeGreaterThan(3_500_000)
+
+    const keys = await runJson(["keys", "list", account.id], on())
+    expect(keys.next).toBe(null)
+    expect(keys.data.map((key: { prefix: string; state: string; name: string }) => [key.prefix, key.name, key.state])).toEqual([
+      [expiring.prefix, "ci", "live"],
+      [lasting.prefix, "laptop", "live"],
+      [rotated.prefix, "laptop", "live"]
+    ])
+    for (const key of keys.data) {
+      expect(Object.keys(key).sort()).toEqual(["created_at", "expires_at", "id", "last_used_at", "name", "prefix", "revoked_at", "state"])
+    }
+    expect(JSON.stringify(keys)).not.toContain(expiring.key)
+    expect(await runJson(["keys", "list", account.id, "--after", keys.data[1].id], on())).toEqual({ data: [keys.data[2]], next: null })
+
+    const shown = await runJson(["accounts", "show", account.id], on())
+    expect(shown).toEqual(expect.objectContaining({
+      id: account.id,
+      plan: "free",
+      keys: keys.data,
+      reveals_this_month: { month: new Date().toISOString().slice(0, 7), used: 0, limit: 10 },
+      running_holds: []
+    }))
+    const human = await run(["accounts", "show", account.id], on())
+    expect(human.code).toBe(0)
+    expect(human.stdout).toContain(rotated.prefix)
+    expect(human.stdout).not.toContain(rotated.key)
+
+    expect(await runJson(["holds", "list", "--account", account.id, "--state", "running"], on())).toEqual({ data: [], next: null })
+    expect(await runJson(["reveals", "list", account.id, "--month", "2026-01"], on())).toEqual({ data: [], next: null })
+
+    await runJson(["import", "-"], { ...on(), input: listing({ id: "viewAAA1", domain: "quiet-harbor.com", tier: "featured", estimated_value_cents: 123_456, backlinks: 4321 }) + "\n" })
+    const listingShown = await runJson(["listings", "show", "viewAAA1"], on())
+    expect(listingShown.stored).toEqual(expect.objectContaining({ domain: "quiet-harbor.com", estimated_value_cents: 123_456, backlinks: 4321 }))
+    expect(listingShown.published).toEqual(expect.objectContaining({ id: "viewAAA1", estimated_value_cents: 123_456 }))
+    expect(listingShown.published.backlinks).not.toBe(4321)
+    expect(listingShown.plans.free).toEqual(expect.objectContaining({ can_reveal: false, reveal_charged: true }))
+    expect(listingShown.plans.business).toEqual(expect.objectContaining({ can_reveal: true, reveal_charged: false }))
+
+    expectOneLineFailure(await run(["accounts", "show", "acct_nope", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
+    expectOneLineFailure(await run(["reveals", "list", "acct_nope", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
+    expectOneLineFailure(await run(["listings", "show", "zzzzzzz9", "--json"], on()), 1, /^dropshelf: no listing with id "zzzzzzz9"$/)
+    expectOneLineFailure(await run(["keys", "rotate", "dsk_nothere0", "--json"], on()), 1, /^dropshelf: no key with prefix "dsk_nothere0"$/)
+    expectOneLineFailure(await run(["keys", "create", account.id, "--name", "x", "--expires-in", "90x", "--json"], on()), 2, /--expires-in/)
+    expectOneLineFailure(await run(["accounts", "list", "--limit", "0", "--json"], on()), 2, /--limit/)
+    expectOneLineFailure(await run(["reveals", "list", account.id, "--month", "2026-13", "--json"], on()), 2, /--month|YYYY-MM/)
+  })
+
   it("import: good lines load, bad lines are rejected with their number and reason, re-import updates", async () => {
     const file = join(tmpdir(), `dropshelf-import-${process.pid}-${Date.now()}.ndjson`)
     writeFileSync(file, [

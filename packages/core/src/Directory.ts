@@ -1,6 +1,6 @@
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Metric, Schedule } from "effect"
 import { Digest } from "effect/crypto"
-import { digestOf, formatOf, hasValidChecksum, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
+import { digestOf, formatOf, hasValidChecksum, isLiveAt, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
 import * as DirectoryMetrics from "./DirectoryMetrics.ts"
 import { isNameDisclosed } from "./domain/Disclosure.ts"
@@ -237,11 +237,12 @@ export class Directory extends Context.Service<Directory, {
         const keyDigest = yield* digest(secret)
         if (dead.has(keyDigest)) return yield* notKnown()
         const found = yield* keys.findByDigest(keyDigest)
-        if (found === undefined || found.key.revokedAt !== null) {
+        const now = yield* Clock.currentTimeMillis
+        // An expired key reads as revoked, and stays so: an expiry is only ever brought forward.
+        if (found === undefined || !isLiveAt(found.key, now)) {
           remember(keyDigest)
           return yield* notKnown()
         }
-        const now = yield* Clock.currentTimeMillis
         const due = found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS
         if (due) yield* keys.touch(found.key.id, now)
         return {

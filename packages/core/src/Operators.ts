@@ -1,28 +1,97 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
 import { digestOf, generateSecret, prefixOf } from "./domain/ApiKey.ts"
-import { AccountNotFound, type KeyLimitReached, type KeyNotFound } from "./domain/errors.ts"
+import { AccountNotFound, type KeyLimitReached, KeyNotFound, ListingNotFound } from "./domain/errors.ts"
+import type { HoldRecord } from "./domain/Hold.ts"
 import type { ListingId } from "./domain/Ids.ts"
-import type { DelistReason } from "./domain/Listing.ts"
+import { type KeysetPage, type KeysetRequest, pageOf } from "./domain/Keyset.ts"
+import { type DelistReason, isTombstone, type ListingRecord, type PublicView, toPublicView } from "./domain/Listing.ts"
 import { maskHint } from "./domain/Masking.ts"
-import { effectivePlan, type StoredPlan } from "./domain/Plan.ts"
+import { effectivePlan, type PlanName, Plans, type StoredPlan } from "./domain/Plan.ts"
+import { isCharged, type RevealEntry } from "./domain/RevealLedger.ts"
+import { type Instant, monthOf } from "./domain/Time.ts"
 import { type AccountRecord, AccountStore } from "./ports/AccountStore.ts"
+import { HoldStore } from "./ports/HoldStore.ts"
 import { type KeyRecord, KeyStore } from "./ports/KeyStore.ts"
 import { type ListingInput, ListingStore, type UpsertResult } from "./ports/ListingStore.ts"
+import { RevealStore } from "./ports/RevealStore.ts"
+
+/** An account as `dropshelf accounts show` reads it. */
+export interface AccountOverview {
+  readonly account: AccountRecord
+  /** Every key of the account, every state, oldest first (at most `Keyset.MAX_LIMIT`). */
+  readonly keys: ReadonlyArray<KeyRecord>
+  readonly month: string
+  readonly revealsThisMonth: number
+  readonly runningHolds: ReadonlyArray<HoldRecord>
+}
+
+/** What one plan reads of a listing, beside the exact figures an operator imported. */
+export interface PlanReading {
+  /** Whether the listing is in this plan's directory now (active, past the plan's access delay). */
+  readonly listed: boolean
+  /** When it enters this plan's directory (discovery plus the access delay). */
+  readonly visibleFrom: Instant
+  /** Whether the plan may reveal its name at all (featured names need pro or business). */
+  readonly canReveal: boolean
+  /** Whether a first reveal spends one of the month's allowance. */
+  readonly revealCharged: boolean
+}
+
+export interface ListingOverview {
+  /** As stored: the exact figures. */
+  readonly listing: ListingRecord
+  /** The published row every plan reads (bands and ranges); `null` for a tombstone or a draft. */
+  readonly published: PublicView | null
+  readonly plans: { readonly [P in PlanName]: PlanReading }
+}
+
+/** A key's lifetime at creation: `undefined` never expires. */
+export type KeyLifetime = number | undefined
 
 /** The operator's use cases behind the `dropshelf` CLI, over the same ports as the API. */
 export class Operators extends Context.Service<Operators, {
   readonly createAccount: (name: string, plan: StoredPlan) => Effect.Effect<AccountRecord>
   readonly setPlan: (accountId: string, plan: StoredPlan) => Effect.Effect<AccountRecord, AccountNotFound>
-  /** A new key; the secret is in the result and nowhere else. The plan's live-key ceiling applies. */
+  /**
+   * A new key; the secret is in the result and nowhere else. The plan's live-key ceiling applies.
+   * With `lifetimeMs` the key expires that long after now, and then reads as revoked.
+   */
   readonly createKey: (
     accountId: string,
-    name: string
+    name: string,
+    lifetimeMs?: KeyLifetime
   ) => Effect.Effect<{ readonly secret: string; readonly key: KeyRecord }, AccountNotFound | KeyLimitReached>
   readonly revokeKey: (prefix: string) => Effect.Effect<KeyRecord, KeyNotFound>
+  /**
+   * A successor for the live key `prefix` (same account and name, `lifetimeMs` as at creation),
+   * and the old key expiring `graceMs` from now (or sooner, if it already did).
+   */
+  readonly rotateKey: (
+    prefix: string,
+    graceMs: number,
+    lifetimeMs?: KeyLifetime
+  ) => Effect.Effect<
+    { readonly secret: string; readonly key: KeyRecord; readonly retired: KeyRecord },
+    KeyNotFound | KeyLimitReached
+  >
   readonly upsertListings: (batch: ReadonlyArray<ListingInput>) => Effect.Effect<UpsertResult>
   readonly delist: (ids: ReadonlyArray<ListingId>, reason: DelistReason) => Effect.Effect<ReadonlyArray<ListingId>>
   readonly backfillMasks: Effect.Effect<number>
+  readonly listAccounts: (page: KeysetRequest) => Effect.Effect<KeysetPage<AccountRecord>>
+  readonly showAccount: (accountId: string) => Effect.Effect<AccountOverview, AccountNotFound>
+  readonly listKeys: (accountId: string, page: KeysetRequest) => Effect.Effect<KeysetPage<KeyRecord>, AccountNotFound>
+  readonly listHolds: (
+    filter: { readonly accountId: string | undefined; readonly running: boolean },
+    page: KeysetRequest
+  ) => Effect.Effect<KeysetPage<HoldRecord>>
+  readonly showListing: (id: string) => Effect.Effect<ListingOverview, ListingNotFound>
+  /** `month` is `YYYY-MM` (UTC), or every month when undefined. */
+  readonly listReveals: (
+    accountId: string,
+    month: string | undefined,
+    page: KeysetRequest
+  ) => Effect.Effect<KeysetPage<RevealEntry>, AccountNotFound>
 }>()("@dropshelf/core/Operators") {
   static readonly layer = Layer.effect(
     Operators,
@@ -30,6 +99,8 @@ export class Operators extends Context.Service<Operators, {
       const accounts = yield* AccountStore
       const keys = yield* KeyStore
       const listings = yield* ListingStore
+      const holds = yield* HoldStore
+      const reveals = yield* RevealStore
       const digest = yield* Digest.Digest
       const random = yield* SecureRandom.SecureRandom
 
@@ -37,18 +108,23 @@ export class Operators extends Context.Service<Operators, {
         return yield* accounts.create({ name, plan, at: yield* Clock.currentTimeMillis })
       })
 
-      const createKey = Effect.fn("Operators.createKey")(function*(accountId: string, name: string) {
-        const account = yield* accounts.find(accountId)
-        if (account === undefined) return yield* new AccountNotFound({ accountId })
+      const newKey = Effect.fnUntraced(function*(name: string, expiresAt: Instant | null) {
         const secret = yield* generateSecret.pipe(Effect.provideService(SecureRandom.SecureRandom, random))
-        const key = yield* keys.create({
-          accountId,
+        const fields = {
           name,
           prefix: prefixOf(secret),
           digest: yield* digestOf(secret).pipe(Effect.provideService(Digest.Digest, digest)),
-          liveLimit: effectivePlan(account.plan).liveKeys,
-          at: yield* Clock.currentTimeMillis
-        })
+          expiresAt
+        }
+        return { secret, fields }
+      })
+
+      const createKey = Effect.fn("Operators.createKey")(function*(accountId: string, name: string, lifetimeMs?: KeyLifetime) {
+        const account = yield* accounts.find(accountId)
+        if (account === undefined) return yield* new AccountNotFound({ accountId })
+        const at = yield* Clock.currentTimeMillis
+        const { fields, secret } = yield* newKey(name, lifetimeMs === undefined ? null : at + lifetimeMs)
+        const key = yield* keys.create({ ...fields, accountId, liveLimit: effectivePlan(account.plan).liveKeys, at })
         return { secret, key }
       })
 
@@ -56,15 +132,115 @@ export class Operators extends Context.Service<Operators, {
         return yield* keys.revoke(prefix, yield* Clock.currentTimeMillis)
       })
 
+      const rotateKey = Effect.fn("Operators.rotateKey")(function*(prefix: string, graceMs: number, lifetimeMs?: KeyLifetime) {
+        const found = yield* keys.findByPrefix(prefix)
+        if (found === undefined) return yield* new KeyNotFound({ prefix })
+        const at = yield* Clock.currentTimeMillis
+        const { fields, secret } = yield* newKey(found.key.name, lifetimeMs === undefined ? null : at + lifetimeMs)
+        const rotated = yield* keys.rotate({
+          prefix,
+          successor: fields,
+          liveLimit: effectivePlan(found.account.plan).liveKeys,
+          retireAt: at + graceMs,
+          at
+        })
+        return { secret, key: rotated.successor, retired: rotated.retired }
+      })
+
+      const existingAccount = Effect.fnUntraced(function*(accountId: string) {
+        const account = yield* accounts.find(accountId)
+        if (account === undefined) return yield* new AccountNotFound({ accountId })
+        return account
+      })
+
+      const listAccounts = Effect.fn("Operators.listAccounts")(function*(page: KeysetRequest) {
+        const rows = yield* accounts.list({ after: page.after, limit: page.limit + 1 })
+        return pageOf(rows, page.limit, (account) => account.id)
+      })
+
+      const showAccount = Effect.fn("Operators.showAccount")(function*(accountId: string) {
+        const account = yield* existingAccount(accountId)
+        const now = yield* Clock.currentTimeMillis
+        const month = monthOf(now)
+        return {
+          account,
+          keys: yield* keys.forAccount(accountId, { after: undefined, limit: 1000 }),
+          month,
+          revealsThisMonth: yield* reveals.usedIn(accountId, month),
+          runningHolds: yield* holds.list({ accountId, runningAt: now }, { after: undefined, limit: 1000 })
+        }
+      })
+
+      const listKeys = Effect.fn("Operators.listKeys")(function*(accountId: string, page: KeysetRequest) {
+        yield* existingAccount(accountId)
+        const rows = yield* keys.forAccount(accountId, { after: page.after, limit: page.limit + 1 })
+        return pageOf(rows, page.limit, (key) => key.id)
+      })
+
+      const listHolds = Effect.fn("Operators.listHolds")(function*(
+        filter: { readonly accountId: string | undefined; readonly running: boolean },
+        page: KeysetRequest
+      ) {
+        const runningAt = filter.running ? yield* Clock.currentTimeMillis : undefined
+        const rows = yield* holds.list({ accountId: filter.accountId, runningAt }, { after: page.after, limit: page.limit + 1 })
+        return pageOf(rows, page.limit, (hold) => hold.id)
+      })
+
+      const showListing = Effect.fn("Operators.showListing")(function*(id: string) {
+        const listing = yield* listings.find(id as ListingId)
+        if (listing === undefined) return yield* new ListingNotFound({ listingId: id })
+        const now = yield* Clock.currentTimeMillis
+        const active = listing.status === "active"
+        const reading = (name: PlanName): PlanReading => {
+          const plan = Plans[name]
+          const visibleFrom = listing.discoveredAt + plan.accessDelayMs
+          return {
+            listed: active && visibleFrom <= now,
+            visibleFrom,
+            canReveal: listing.tier !== "featured" || plan.revealFeatured,
+            revealCharged: isCharged(plan, listing.tier)
+          }
+        }
+        return {
+          listing,
+          published: active && !isTombstone(listing.status) ? toPublicView(listing) : null,
+          plans: { free: reading("free"), pro: reading("pro"), business: reading("business") }
+        }
+      })
+
+      const listReveals = Effect.fn("Operators.listReveals")(function*(
+        accountId: string,
+        month: string | undefined,
+        page: KeysetRequest
+      ) {
+        yield* existingAccount(accountId)
+        const range = month === undefined ? { from: undefined, to: undefined } : monthRange(month)
+        const rows = yield* reveals.forAccount(accountId, range, { after: page.after, limit: page.limit + 1 })
+        return pageOf(rows, page.limit, (entry) => entry.listingId)
+      })
+
       return Operators.of({
         createAccount,
         setPlan: accounts.setPlan,
         createKey,
         revokeKey,
+        rotateKey,
         upsertListings: listings.upsert,
         delist: listings.delist,
-        backfillMasks: listings.backfillMasks(maskHint)
+        backfillMasks: listings.backfillMasks(maskHint),
+        listAccounts,
+        showAccount,
+        listKeys,
+        listHolds,
+        showListing,
+        listReveals
       })
     })
   )
+}
+
+/** `YYYY-MM` as the instants `[first of the month, first of the next)` in UTC. */
+export const monthRange = (month: string): { readonly from: Instant; readonly to: Instant } => {
+  const [year, index] = month.split("-").map(Number) as [number, number]
+  return { from: Date.UTC(year, index - 1, 1), to: Date.UTC(year, index, 1) }
 }

@@ -1,5 +1,6 @@
 import {
   AccountStore,
+  ApiKey,
   AvailabilityCheck,
   Cursor,
   Directory,
@@ -9,6 +10,7 @@ import {
   Idempotency,
   IdempotencyStore,
   type Ids,
+  Keyset,
   Listing,
   ListingFilter,
   ListingStore,
@@ -197,7 +199,18 @@ const makeRevealStore = Effect.sync(() => {
         entries.set(key, entry)
         return { _tag: "Recorded", entry, fresh: true }
       }),
-    usedIn: (accountId, month) => Effect.sync(() => usage.get(usageKey(accountId, month)) ?? 0)
+    usedIn: (accountId, month) => Effect.sync(() => usage.get(usageKey(accountId, month)) ?? 0),
+    forAccount: (accountId, range, page) =>
+      Effect.sync(() => {
+        const rows = [...entries.values()]
+          .filter((entry) =>
+            entry.accountId === accountId &&
+            (range.from === undefined || entry.revealedAt >= range.from) &&
+            (range.to === undefined || entry.revealedAt < range.to)
+          )
+          .sort((a, b) => a.revealedAt - b.revealedAt || compareIds(a.listingId, b.listingId))
+        return Keyset.window(rows, page, (entry) => entry.listingId)
+      })
   })
   return { store, revealedAmong }
 })
@@ -288,7 +301,20 @@ const makeHoldStore = Effect.sync(() => {
           .sort((a, b) => b.heldAt - a.heldAt || compareIds(b.id, a.id))
       ),
     countRunning: (accountId, now) =>
-      Effect.sync(() => all().filter((hold) => hold.accountId === accountId && Hold.isRunningAt(hold, now)).length)
+      Effect.sync(() => all().filter((hold) => hold.accountId === accountId && Hold.isRunningAt(hold, now)).length),
+    list: (filter, page) =>
+      Effect.sync(() =>
+        Keyset.window(
+          all()
+            .filter((hold) =>
+              (filter.accountId === undefined || hold.accountId === filter.accountId) &&
+              (filter.runningAt === undefined || Hold.isRunningAt(hold, filter.runningAt))
+            )
+            .sort((a, b) => a.heldAt - b.heldAt || compareIds(a.id, b.id)),
+          page,
+          (hold) => hold.id
+        )
+      )
   })
   return { store, runningOn }
 })
@@ -362,33 +388,78 @@ const makeAccountsAndKeys = Effect.sync(() => {
         accounts.set(id, changed)
         return Effect.succeed(changed)
       }),
-    find: (id) => Effect.sync(() => accounts.get(id))
+    find: (id) => Effect.sync(() => accounts.get(id)),
+    list: (page) =>
+      Effect.sync(() =>
+        Keyset.window(
+          [...accounts.values()].sort((a, b) => a.createdAt - b.createdAt || compareIds(a.id, b.id)),
+          page,
+          (account) => account.id
+        )
+      )
   })
+
+  const liveKeysOf = (accountId: string, at: number) =>
+    [...keys.values()].filter((key) => key.accountId === accountId && ApiKey.isLiveAt(key, at))
+  const insertKey = (accountId: string, fields: KeyStore.NewKey, at: number): KeyRecord => {
+    const key: KeyRecord = {
+      id: `key_${(++sequence).toString(36).padStart(6, "0")}` as Ids.KeyId,
+      accountId,
+      name: fields.name,
+      prefix: fields.prefix,
+      digest: fields.digest,
+      createdAt: at,
+      lastUsedAt: null,
+      revokedAt: null,
+      expiresAt: fields.expiresAt ?? null
+    }
+    keys.set(key.id, key)
+    return key
+  }
+  const withAccount = (key: KeyRecord) => {
+    const account = accounts.get(key.accountId)
+    return account === undefined ? undefined : { key, account }
+  }
 
   const keyStore = KeyStore.KeyStore.of({
     create: (request) =>
       Effect.suspend(() => {
-        const live = [...keys.values()].filter((key) => key.accountId === request.accountId && key.revokedAt === null)
-        if (live.length >= request.liveLimit) return Effect.fail(new Errors.KeyLimitReached({ limit: request.liveLimit }))
-        const key: KeyRecord = {
-          id: `key_${(++sequence).toString(36).padStart(6, "0")}` as Ids.KeyId,
-          accountId: request.accountId,
-          name: request.name,
-          prefix: request.prefix,
-          digest: request.digest,
-          createdAt: request.at,
-          lastUsedAt: null,
-          revokedAt: null
+        if (liveKeysOf(request.accountId, request.at).length >= request.liveLimit) {
+          return Effect.fail(new Errors.KeyLimitReached({ limit: request.liveLimit }))
         }
-        keys.set(key.id, key)
-        return Effect.succeed(key)
+        return Effect.succeed(insertKey(request.accountId, request, request.at))
+      }),
+    findByPrefix: (prefix) =>
+      Effect.sync(() => {
+        const key = [...keys.values()].find((candidate) => candidate.prefix === prefix)
+        return key === undefined ? undefined : withAccount(key)
+      }),
+    forAccount: (accountId, page) =>
+      Effect.sync(() =>
+        Keyset.window(
+          [...keys.values()].filter((key) => key.accountId === accountId).sort((a, b) => a.createdAt - b.createdAt || compareIds(a.id, b.id)),
+          page,
+          (key) => key.id
+        )
+      ),
+    rotate: (request) =>
+      Effect.suspend((): Effect.Effect<
+        { readonly retired: KeyRecord; readonly successor: KeyRecord },
+        Errors.KeyNotFound | Errors.KeyLimitReached
+      > => {
+        const old = [...keys.values()].find((candidate) => candidate.prefix === request.prefix)
+        if (old === undefined || !ApiKey.isLiveAt(old, request.at)) return Effect.fail(new Errors.KeyNotFound({ prefix: request.prefix }))
+        const others = liveKeysOf(old.accountId, request.at).filter((key) => key.id !== old.id)
+        if (others.length >= request.liveLimit) return Effect.fail(new Errors.KeyLimitReached({ limit: request.liveLimit }))
+        const successor = insertKey(old.accountId, request.successor, request.at)
+        const retired: KeyRecord = { ...old, expiresAt: old.expiresAt === null ? request.retireAt : Math.min(old.expiresAt, request.retireAt) }
+        keys.set(old.id, retired)
+        return Effect.succeed({ retired, successor })
       }),
     findByDigest: (digest) =>
       Effect.sync(() => {
         for (const key of keys.values()) {
-          if (key.digest !== digest) continue
-          const account = accounts.get(key.accountId)
-          return account === undefined ? undefined : { key, account }
+          if (key.digest === digest) return withAccount(key)
         }
         return undefined
       }),

@@ -29,6 +29,41 @@ describe("Directory: authentication", () => {
       assert.strictEqual(revoked.message, "The API key is not known or has been revoked")
     })))
 
+  it.effect("a key with an expiry works until it, then reads as revoked; a rotation keeps the old key through its grace only", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      const operators = yield* Operators.Operators
+      const account = yield* operators.createAccount("expiring", "free")
+      const expiring = yield* operators.createKey(account.id, "ci", 90 * DAY)
+      assert.strictEqual(expiring.key.expiresAt, T0 + 90 * DAY)
+      const lasting = yield* operators.createKey(account.id, "laptop")
+      assert.strictEqual(lasting.key.expiresAt, null)
+
+      // Free allows two live keys; the key being rotated makes room for its successor.
+      const rotated = yield* operators.rotateKey(lasting.key.prefix, 24 * HOUR)
+      assert.strictEqual(rotated.key.name, "laptop")
+      assert.strictEqual(rotated.retired.expiresAt, T0 + 24 * HOUR)
+      assert.strictEqual((yield* directory.authenticate(rotated.secret)).accountId, account.id)
+      assert.strictEqual((yield* directory.authenticate(lasting.secret)).accountId, account.id)
+
+      yield* TestClock.adjust(24 * HOUR)
+      const retired = yield* Effect.flip(directory.authenticate(lasting.secret))
+      assert.strictEqual(retired.message, "The API key is not known or has been revoked")
+      assert.strictEqual((yield* directory.authenticate(expiring.secret)).accountId, account.id)
+      assert.deepStrictEqual(
+        yield* Effect.flip(operators.rotateKey(lasting.key.prefix, HOUR)),
+        new Errors.KeyNotFound({ prefix: lasting.key.prefix })
+      )
+
+      yield* TestClock.adjust(90 * DAY)
+      const expired = yield* Effect.flip(directory.authenticate(expiring.secret))
+      assert.strictEqual(expired.message, "The API key is not known or has been revoked")
+      // Expired keys leave room under the plan's ceiling.
+      const keys = yield* operators.listKeys(account.id, { after: undefined, limit: 10 })
+      assert.deepStrictEqual(keys.data.map((key) => ApiKey.keyStateAt(key, T0 + 91 * DAY)), ["expired", "expired", "live"])
+      yield* operators.createKey(account.id, "new")
+    })))
+
   /** The directory over memory stores whose key store records every question it is asked. */
   const withCountedKeys = <A, E>(
     body: (asked: Array<string>) => Effect.Effect<A, E, Directory.Directory | Operators.Operators | KeyStore.KeyStore | Digest.Digest | SecureRandom.SecureRandom>

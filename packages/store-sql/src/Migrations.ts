@@ -229,13 +229,27 @@ const sinceHorizon = statements(
   `CREATE INDEX listings_tombstones ON listings (updated_at) WHERE status IN ('sold', 'blocked', 'delisted')`
 )
 
+/*
+ * 0007: keys may expire (an expired key reads as revoked); a rotation brings the old key's expiry
+ * forward. Other instances must drop their cached look-up when it does, so the notifying trigger
+ * now fires on expiry changes too. The operator's key list reads one account's keys in creation order.
+ */
+const keyExpiry = statements(
+  `ALTER TABLE api_keys ADD COLUMN expires_at timestamptz`,
+  `DROP TRIGGER api_keys_notify_auth ON api_keys`,
+  `CREATE TRIGGER api_keys_notify_auth AFTER UPDATE OF revoked_at, expires_at ON api_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION dropshelf_notify_auth()`,
+  `CREATE INDEX api_keys_by_account ON api_keys (account_id, created_at)`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
   "0002_row_version_and_auth_notify": rowVersionAndAuthNotify,
   "0003_reshape_invented_names": reshapeNames,
   "0004_idempotency_keys": idempotencyKeys,
-  "0005_since_horizon": sinceHorizon
+  "0005_since_horizon": sinceHorizon,
+  "0007_key_expiry": keyExpiry
 }
 
 const run = Migrator.make({})

@@ -63,7 +63,16 @@ const makeConnection = (db: PGlite): Connection => {
 const commandOf = (sql: string) => sql.trim().split(/\s+/)[0]?.toUpperCase() ?? ""
 
 /** A SqlClient (pg dialect) over one PGlite instance; the caller owns the instance's lifetime. */
-export const make = (db: PGlite): Effect.Effect<SqlClient.SqlClient> =>
+export const make = (db: PGlite): Effect.Effect<SqlClient.SqlClient> => Effect.map(makeWithExclusive(db), ({ client }) => client)
+
+/**
+ * The SqlClient, and `exclusive`: runs an effect while no statement or transaction of the client
+ * is under way (it takes the same permit), as a consistent dump of the database needs.
+ */
+export const makeWithExclusive = (db: PGlite): Effect.Effect<{
+  readonly client: SqlClient.SqlClient
+  readonly exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}> =>
   Effect.gen(function*() {
     const semaphore = yield* Semaphore.make(1)
     const connection = makeConnection(db)
@@ -72,7 +81,7 @@ export const make = (db: PGlite): Effect.Effect<SqlClient.SqlClient> =>
       semaphore,
       isTransaction: () => true
     })
-    return yield* SqlClient.make({
+    const client = yield* SqlClient.make({
       ...acquirers,
       compiler: PgClient.makeCompiler(),
       driver: "pglite",
@@ -84,4 +93,5 @@ export const make = (db: PGlite): Effect.Effect<SqlClient.SqlClient> =>
       releaseSavepoint: (name) => `RELEASE SAVEPOINT ${name}`,
       rollbackSavepoint: (name) => `ROLLBACK TO SAVEPOINT ${name}`
     })
+    return { client, exclusive: semaphore.withPermits(1) }
   }).pipe(Effect.provide(Reactivity.layer))

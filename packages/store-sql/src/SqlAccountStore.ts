@@ -1,4 +1,4 @@
-import { AccountStore, Errors, type Ids, type Plan } from "@dropshelf/core"
+import { AccountStore, Errors, type Ids, type Keyset, type Plan } from "@dropshelf/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { AuthCache } from "./AuthCache.ts"
@@ -42,7 +42,19 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return AccountStore.AccountStore.of({ create, setPlan, find })
+  const list = (page: Keyset.KeysetRequest) =>
+    sql<Row>`SELECT id, name, plan, created_at FROM accounts
+      WHERE ${
+      page.after === undefined
+        ? sql`TRUE`
+        : sql`(created_at, id COLLATE "C") > (SELECT created_at, id COLLATE "C" FROM accounts WHERE id = ${page.after})`
+    }
+      ORDER BY created_at, id COLLATE "C" LIMIT ${page.limit}`.pipe(
+      Effect.map((rows) => rows.map((row) => toAccount(row))),
+      Effect.orDie
+    )
+
+  return AccountStore.AccountStore.of({ create, setPlan, find, list })
 })
 
 export const layer = Layer.effect(AccountStore.AccountStore, make)

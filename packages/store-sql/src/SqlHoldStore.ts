@@ -1,4 +1,4 @@
-import { Errors, Hold, HoldStore, type Ids, type Time } from "@dropshelf/core"
+import { Errors, Hold, HoldStore, type Ids, type Keyset, type Time } from "@dropshelf/core"
 import { Effect, Layer, Result, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
@@ -212,7 +212,24 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return HoldStore.HoldStore.of({ acquire, extend, end, findOwn, runningOn, forAccount, countRunning })
+  const list = (
+    filter: { readonly accountId: string | undefined; readonly runningAt: Time.Instant | undefined },
+    page: Keyset.KeysetRequest
+  ) =>
+    sql<Row>`SELECT ${columns} FROM holds
+      WHERE ${filter.accountId === undefined ? sql`TRUE` : sql`account_id = ${filter.accountId}`}
+        AND ${filter.runningAt === undefined ? sql`TRUE` : runningAt(sql, toDate(filter.runningAt))}
+        AND ${
+      page.after === undefined
+        ? sql`TRUE`
+        : sql`(held_at, id COLLATE "C") > (SELECT held_at, id COLLATE "C" FROM holds WHERE id = ${page.after})`
+    }
+      ORDER BY held_at, id COLLATE "C" LIMIT ${page.limit}`.pipe(
+      Effect.map((rows) => rows.map((row) => toHold(row))),
+      Effect.orDie
+    )
+
+  return HoldStore.HoldStore.of({ acquire, extend, end, findOwn, runningOn, forAccount, countRunning, list })
 })
 
 export const layer = Layer.effect(HoldStore.HoldStore, make)

@@ -1,4 +1,4 @@
-import { type RevealLedger, RevealStore } from "@dropshelf/core"
+import { type Keyset, type RevealLedger, RevealStore, type Time } from "@dropshelf/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { instant, int, toDate } from "./Rows.ts"
@@ -86,7 +86,28 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return RevealStore.RevealStore.of({ find, revealedAmong, record, usedIn })
+  const forAccount = (
+    accountId: string,
+    range: { readonly from: Time.Instant | undefined; readonly to: Time.Instant | undefined },
+    page: Keyset.KeysetRequest
+  ) =>
+    sql<Row>`SELECT account_id, listing_id, revealed_at, charged FROM reveals
+      WHERE account_id = ${accountId}
+        AND ${range.from === undefined ? sql`TRUE` : sql`revealed_at >= ${toDate(range.from)}`}
+        AND ${range.to === undefined ? sql`TRUE` : sql`revealed_at < ${toDate(range.to)}`}
+        AND ${
+      page.after === undefined
+        ? sql`TRUE`
+        : sql`(revealed_at, listing_id) > (SELECT revealed_at, listing_id FROM reveals
+            WHERE account_id = ${accountId} AND listing_id = ${page.after})`
+    }
+      ORDER BY revealed_at, listing_id LIMIT ${page.limit}`.pipe(
+      Effect.map((rows) => rows.map(toEntry)),
+      Effect.orDie
+    )
+
+  return RevealStore.RevealStore.of({
+    forAccount, find, revealedAmong, record, usedIn })
 })
 
 export const layer = Layer.effect(RevealStore.RevealStore, make)

@@ -1,9 +1,12 @@
 import type { PGlite } from "@electric-sql/pglite"
 import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, RevealStore } from "@dropshelf/core"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Config, Duration, Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
+import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { existsSync, readdirSync, rmSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { promisify } from "node:util"
+import { gzip } from "node:zlib"
 import * as AuthCache from "./AuthCache.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as Migrations from "./Migrations.ts"
@@ -32,6 +35,77 @@ export class StoreOpenError extends Schema.TaggedError<StoreOpenError>()("StoreO
   reason: Schema.Literals(["DataDirInUse", "OpenFailed", "ConnectionFailed"]),
   message: Schema.String
 }) {}
+
+/**
+ * A consistent copy of the embedded database while it is open: PGlite's own dump of its data
+ * directory (a gzipped tar), taken between statements, never inside a transaction. Only the
+ * embedded deployment provides it; a PostgreSQL server is backed up with `pg_dump`.
+ */
+export class EmbeddedDump extends Context.Service<EmbeddedDump, {
+  readonly dump: Effect.Effect<Uint8Array>
+}>()("@dropshelf/store-sql/EmbeddedDump") {}
+
+/** Why a restore was refused: the target is not empty, or is in use. */
+export class RestoreRefused extends Schema.TaggedError<RestoreRefused>()("RestoreRefused", {
+  message: Schema.String
+}) {}
+
+/**
+ * Restores a dump of `EmbeddedDump` into the data directory `dataDir`, which must hold no
+ * database yet; the directory is locked meanwhile, as an open would lock it.
+ */
+export const restorePglite = (dataDir: string, dump: Uint8Array): Effect.Effect<void, StoreOpenError | RestoreRefused> =>
+  Effect.scoped(Effect.gen(function*() {
+    const dir = resolve(dataDir)
+    const pgdata = join(dir, "pgdata")
+    const lock = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => DataDirLock.acquire(dir),
+        catch: (cause) =>
+          new StoreOpenError({ reason: "OpenFailed", message: `Could not lock the data directory ${dir}: ${oneLine(cause)}` })
+      }),
+      (lock) => Effect.sync(() => lock._tag === "Acquired" && lock.release())
+    )
+    if (lock._tag === "Held") {
+      return yield* new StoreOpenError({
+        reason: "DataDirInUse",
+        message: `The data directory ${dir} is in use by process ${lock.pid} (lock file ${lock.lockPath}); a restore needs an empty data directory no process holds`
+      })
+    }
+    if (existsSync(pgdata) && readdirSync(pgdata).length > 0) {
+      return yield* new RestoreRefused({
+        message: `The data directory ${dir} already holds a database; restore only into an empty one (a new DROPSHELF_DATA_DIR, or move ${pgdata} aside first)`
+      })
+    }
+    // A restore that fails part-way leaves no half-written database behind.
+    yield* Effect.addFinalizer((exit) => exit._tag === "Failure" ? Effect.sync(() => rmSync(pgdata, { recursive: true, force: true })) : Effect.void)
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const [{ PGlite }, { btree_gist }, { pg_trgm }] = await Promise.all([
+            import("@electric-sql/pglite"),
+            import("@electric-sql/pglite/contrib/btree_gist"),
+            import("@electric-sql/pglite/contrib/pg_trgm")
+          ])
+          return PGlite.create({ dataDir: pgdata, loadDataDir: new Blob([dump as Uint8Array<ArrayBuffer>]), extensions: { btree_gist, pg_trgm } })
+        },
+        catch: (cause) => {
+          const detail = oneLine(cause)
+          return new RestoreRefused({
+            message: `The file is not a dropshelf backup PGlite can load${detail === "" ? " (not a gzipped tar of a data directory)" : `: ${detail}`}`
+          })
+        }
+      }),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+    )
+    // The restored database must answer before the restore counts as done.
+    yield* Effect.tryPromise({
+      try: () => db.query("SELECT count(*) FROM effect_sql_migrations"),
+      catch: (cause) => new RestoreRefused({ message: `The restored database does not answer as a dropshelf database: ${oneLine(cause)}` })
+    })
+  }))
+
+const gzipAsync = promisify(gzip)
 
 /** Default embedded data directory, relative to the working directory. */
 export const DEFAULT_DATA_DIR = DataDirLock.DEFAULT_DATA_DIR
@@ -149,9 +223,8 @@ export const openPglite = (pgdataDir: string | undefined, settings?: PgliteSetti
  */
 export const layerPgliteClient = (
   options: { readonly dataDir: string; readonly settings?: PgliteSettings }
-): Layer.Layer<SqlClient.SqlClient, StoreOpenError> =>
-  Layer.effect(
-    SqlClient.SqlClient,
+): Layer.Layer<SqlClient.SqlClient | EmbeddedDump, StoreOpenError> =>
+  Layer.effectContext(
     Effect.gen(function*() {
       const dir = resolve(options.dataDir)
       const lock = yield* Effect.acquireRelease(
@@ -169,7 +242,21 @@ export const layerPgliteClient = (
         })
       }
       const db = yield* openPglite(join(dir, "pgdata"), options.settings)
-      return yield* PgliteClient.make(db)
+      const { client, exclusive } = yield* PgliteClient.makeWithExclusive(db)
+      const dump = exclusive(Effect.gen(function*() {
+        // Written back to the data files first, so a restore starts without replaying the WAL.
+        // On PGlite itself: the client's own statements wait for the permit held here.
+        yield* Effect.promise(() => db.exec("CHECKPOINT"))
+        // The tar alone under the permit; compressing it (zlib, off the event loop) need not
+        // keep the database waiting.
+        const file = yield* Effect.promise(() => db.dumpDataDir("none"))
+        return new Uint8Array(yield* Effect.promise(() => file.arrayBuffer()))
+      })).pipe(
+        Effect.flatMap((tar) => Effect.promise(() => gzipAsync(tar, { level: 1 }))),
+        Effect.map((gz) => new Uint8Array(gz.buffer, gz.byteOffset, gz.byteLength)),
+        Effect.orDie
+      )
+      return Context.make(SqlClient.SqlClient, client).pipe(Context.add(EmbeddedDump, EmbeddedDump.of({ dump })))
     })
   )
 
@@ -204,14 +291,11 @@ export const layerServerClient = (
   options: { readonly url: string; readonly maxConnections?: number }
 ): Layer.Layer<SqlClient.SqlClient, StoreOpenError> => layerPgClient(options)
 
-const withStores = <E>(client: Layer.Layer<SqlClient.SqlClient, E>): Layer.Layer<Services, E> =>
-  layerStores.pipe(Layer.provideMerge(client))
-
-/** Embedded deployment: the six ports and the SqlClient over PGlite in `dataDir`. */
+/** Embedded deployment: the six ports and the SqlClient over PGlite in `dataDir`, and its dump. */
 export const layerPglite = (
   options: { readonly dataDir: string; readonly settings?: PgliteSettings }
-): Layer.Layer<Services, StoreOpenError> =>
-  withStores(layerPgliteClient(options))
+): Layer.Layer<Services | EmbeddedDump, StoreOpenError> =>
+  layerStores.pipe(Layer.provideMerge(layerPgliteClient(options)))
 
 /**
  * Server deployment: the six ports and the SqlClient over the PostgreSQL at `url`, listening

@@ -331,6 +331,17 @@ describeOnServer("sql (server) caches", (databaseUrl) => {
           })
         yield* onOperator(AccountStore.AccountStore.use((accounts) => accounts.setPlan(account.id, "pro")))
         assert.isTrue(yield* seen(lookUp, (found) => found?.account.plan === "pro"), "the plan change was not seen within 2 s")
+        // A rotation brings the old key's expiry forward: a cached look-up must not keep it live past it.
+        yield* onOperator(KeyStore.KeyStore.use((keys) =>
+          keys.rotate({
+            prefix: "ds_live_notify01",
+            successor: { name: "k", prefix: "dsk_notify002", digest: "notify-digest-2", expiresAt: null },
+            liveLimit: 2,
+            retireAt: T0 + 3_600_000,
+            at: T0
+          })
+        ))
+        assert.isTrue(yield* seen(lookUp, (found) => found?.key.expiresAt === T0 + 3_600_000), "the rotation was not seen within 2 s")
         yield* onOperator(KeyStore.KeyStore.use((keys) => keys.revoke("ds_live_notify01", T0 + 1)))
         assert.isTrue(yield* seen(lookUp, (found) => found?.key.revokedAt === T0 + 1), "the revocation was not seen within 2 s")
       }).pipe(Effect.scoped))

@@ -92,3 +92,13 @@ export const generateSecret = Effect.gen(function*() {
   }
   return start + checksumOf(start)
 })
+
+/** Whether a stored key authenticates at `now`: neither revoked nor past its expiry (expired reads as revoked). */
+export const isLiveAt = (key: { readonly revokedAt: number | null; readonly expiresAt: number | null }, now: number): boolean =>
+  key.revokedAt === null && (key.expiresAt === null || now < key.expiresAt)
+
+/** What an operator's list says of a key at `now`. */
+export type KeyState = "live" | "expired" | "revoked"
+
+export const keyStateAt = (key: { readonly revokedAt: number | null; readonly expiresAt: number | null }, now: number): KeyState =>
+  key.revokedAt !== null ? "revoked" : isLiveAt(key, now) ? "live" : "expired"

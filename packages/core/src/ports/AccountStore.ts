@@ -2,6 +2,7 @@ import { Context, type Effect } from "effect"
 import type { AccountNotFound } from "../domain/errors.ts"
 import type { AccountId } from "../domain/Ids.ts"
 import type { StoredPlan } from "../domain/Plan.ts"
+import type { KeysetRequest } from "../domain/Keyset.ts"
 import type { Instant } from "../domain/Time.ts"
 
 export interface AccountRecord {
@@ -16,4 +17,6 @@ export class AccountStore extends Context.Service<AccountStore, {
   readonly create: (request: { readonly name: string; readonly plan: StoredPlan; readonly at: Instant }) => Effect.Effect<AccountRecord>
   readonly setPlan: (id: string, plan: StoredPlan) => Effect.Effect<AccountRecord, AccountNotFound>
   readonly find: (id: string) => Effect.Effect<AccountRecord | undefined>
+  /** Accounts in creation order (then id); `after` names an account (an unknown one: no rows). */
+  readonly list: (page: KeysetRequest) => Effect.Effect<ReadonlyArray<AccountRecord>>
 }>()("@dropshelf/core/AccountStore") {}

@@ -2,6 +2,7 @@ import { Context, type Effect } from "effect"
 import type { AlreadyExtended, HeldByOther, HoldCapReached, HoldCooldown, HoldNotFound, HoldOver } from "../domain/errors.ts"
 import type { HoldOutcome, HoldRecord } from "../domain/Hold.ts"
 import type { PlanLimits } from "../domain/Plan.ts"
+import type { KeysetRequest } from "../domain/Keyset.ts"
 import type { Instant } from "../domain/Time.ts"
 
 export interface AcquireHold {
@@ -36,4 +37,12 @@ export class HoldStore extends Context.Service<HoldStore, {
   /** The account's running holds and those that ended at or after `endedSince`, newest first. */
   readonly forAccount: (accountId: string, endedSince: Instant, now: Instant) => Effect.Effect<ReadonlyArray<HoldRecord>>
   readonly countRunning: (accountId: string, now: Instant) => Effect.Effect<number>
+  /**
+   * Every hold (of one account when `accountId` is set; only those running at `runningAt` when
+   * set), in order of `heldAt` then id; `after` names a hold id.
+   */
+  readonly list: (
+    filter: { readonly accountId: string | undefined; readonly runningAt: Instant | undefined },
+    page: KeysetRequest
+  ) => Effect.Effect<ReadonlyArray<HoldRecord>>
 }>()("@dropshelf/core/HoldStore") {}

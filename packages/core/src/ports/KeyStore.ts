@@ -1,6 +1,7 @@
 import { Context, type Effect } from "effect"
 import type { KeyLimitReached, KeyNotFound } from "../domain/errors.ts"
 import type { KeyId } from "../domain/Ids.ts"
+import type { KeysetRequest } from "../domain/Keyset.ts"
 import type { Instant } from "../domain/Time.ts"
 import type { AccountRecord } from "./AccountStore.ts"
 
@@ -16,15 +17,23 @@ export interface KeyRecord {
   readonly createdAt: Instant
   readonly lastUsedAt: Instant | null
   readonly revokedAt: Instant | null
+  /** From this instant on the key reads as revoked; `null`: it never expires. */
+  readonly expiresAt: Instant | null
+}
+
+/** A new key's fields, computed by the core: the secret itself never reaches a store. */
+export interface NewKey {
+  readonly name: string
+  readonly prefix: string
+  readonly digest: string
+  /** Absent or `null`: never expires. */
+  readonly expiresAt?: Instant | null | undefined
 }
 
 export class KeyStore extends Context.Service<KeyStore, {
-  /** Refuses when the account already has `liveLimit` unrevoked keys (checked atomically). */
-  readonly create: (request: {
+  /** Refuses when the account already has `liveLimit` keys live at `at` (checked atomically). */
+  readonly create: (request: NewKey & {
     readonly accountId: string
-    readonly name: string
-    readonly prefix: string
-    readonly digest: string
     readonly liveLimit: number
     readonly at: Instant
   }) => Effect.Effect<KeyRecord, KeyLimitReached>
@@ -36,4 +45,22 @@ export class KeyStore extends Context.Service<KeyStore, {
   readonly anyLiveWithPrefix: (start: string) => Effect.Effect<boolean>
   readonly touch: (id: KeyId, at: Instant) => Effect.Effect<void>
   readonly revoke: (prefix: string, at: Instant) => Effect.Effect<KeyRecord, KeyNotFound>
+  /** The key with this display prefix and its account, whatever its state. */
+  readonly findByPrefix: (
+    prefix: string
+  ) => Effect.Effect<{ readonly key: KeyRecord; readonly account: AccountRecord } | undefined>
+  /** The account's keys, every state, in creation order (then id); `after` names a key id. */
+  readonly forAccount: (accountId: string, page: KeysetRequest) => Effect.Effect<ReadonlyArray<KeyRecord>>
+  /**
+   * Atomically: the key `prefix` (live at `at`, else `KeyNotFound`) gets a successor on its
+   * account, and expires at `retireAt` unless it already expires sooner. The ceiling counts the
+   * account's live keys other than the one retiring, so a full account can still rotate.
+   */
+  readonly rotate: (request: {
+    readonly prefix: string
+    readonly successor: NewKey
+    readonly liveLimit: number
+    readonly retireAt: Instant
+    readonly at: Instant
+  }) => Effect.Effect<{ readonly retired: KeyRecord; readonly successor: KeyRecord }, KeyNotFound | KeyLimitReached>
 }>()("@dropshelf/core/KeyStore") {}

@@ -1,5 +1,6 @@
 import { Context, type Effect } from "effect"
 import type { Allowance, RevealEntry } from "../domain/RevealLedger.ts"
+import type { KeysetRequest } from "../domain/Keyset.ts"
 import type { Instant } from "../domain/Time.ts"
 
 export interface RecordReveal {
@@ -25,4 +26,13 @@ export class RevealStore extends Context.Service<RevealStore, {
    */
   readonly record: (request: RecordReveal) => Effect.Effect<RecordOutcome>
   readonly usedIn: (accountId: string, month: string) => Effect.Effect<number>
+  /**
+   * The account's ledger entries revealed in `[from, to)` (either bound optional), in order of
+   * `revealedAt` then listing id; `after` names a listing id.
+   */
+  readonly forAccount: (
+    accountId: string,
+    range: { readonly from: Instant | undefined; readonly to: Instant | undefined },
+    page: KeysetRequest
+  ) => Effect.Effect<ReadonlyArray<RevealEntry>>
 }>()("@dropshelf/core/RevealStore") {}

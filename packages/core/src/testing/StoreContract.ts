@@ -924,5 +924,132 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.isFalse(yield* keys.anyLiveWithPrefix("ds_live_"))
         assert.isTrue(yield* keys.anyLiveWithPrefix("dsk_"))
       })))
+
+    it.live("keys that expire: the ceiling counts keys live at the time, rotation retires the old key at the latest by its grace", () =>
+      run(Effect.gen(function*() {
+        const accounts = yield* AccountStore
+        const keys = yield* KeyStore
+        const account = yield* accounts.create({ name: "Expiring", plan: "free", at: T0 })
+        const make = (n: number, at: number, expiresAt: number | null = null) =>
+          keys.create({ accountId: account.id, name: `e${n}`, prefix: `dsk_expire0${n}`, digest: `expire-${n}`, liveLimit: 2, at, expiresAt })
+        const short = yield* make(1, T0, T0 + HOUR)
+        assert.strictEqual(short.expiresAt, T0 + HOUR)
+        const lasting = yield* make(2, T0 + 1)
+        assert.strictEqual(lasting.expiresAt, null)
+        assert.deepStrictEqual(yield* Effect.flip(make(3, T0 + 2)), new Errors.KeyLimitReached({ limit: 2 }))
+        // Past its expiry the first key no longer counts against the ceiling.
+        const third = yield* make(3, T0 + 2 * HOUR)
+        assert.strictEqual((yield* keys.findByPrefix("dsk_expire01"))!.key.expiresAt, T0 + HOUR)
+        assert.strictEqual((yield* keys.findByPrefix("dsk_expire01"))!.account.id, account.id)
+        assert.strictEqual(yield* keys.findByPrefix("dsk_nosuchkey"), undefined)
+
+        // The account is full (two live keys), yet the key being retired makes room for its successor.
+        const at = T0 + 3 * HOUR
+        const rotated = yield* keys.rotate({
+          prefix: "dsk_expire02",
+          successor: { name: "e2", prefix: "dsk_expire04", digest: "expire-4", expiresAt: null },
+          liveLimit: 2,
+          retireAt: at + DAY,
+          at
+        })
+        assert.strictEqual(rotated.retired.id, lasting.id)
+        assert.strictEqual(rotated.retired.expiresAt, at + DAY)
+        assert.strictEqual(rotated.retired.revokedAt, null)
+        assert.strictEqual(rotated.successor.accountId, account.id)
+        assert.strictEqual(rotated.successor.createdAt, at)
+        assert.strictEqual((yield* keys.findByDigest("expire-4"))!.key.id, rotated.successor.id)
+        // An expired, revoked or unknown key has nothing to rotate.
+        const successor = { name: "x", prefix: "dsk_expire05", digest: "expire-5", expiresAt: null }
+        assert.deepStrictEqual(
+          yield* Effect.flip(keys.rotate({ prefix: "dsk_expire01", successor, liveLimit: 9, retireAt: at, at })),
+          new Errors.KeyNotFound({ prefix: "dsk_expire01" })
+        )
+        yield* keys.revoke("dsk_expire03", at)
+        assert.deepStrictEqual(
+          yield* Effect.flip(keys.rotate({ prefix: "dsk_expire03", successor, liveLimit: 9, retireAt: at, at })),
+          new Errors.KeyNotFound({ prefix: "dsk_expire03" })
+        )
+        assert.deepStrictEqual(
+          yield* Effect.flip(keys.rotate({ prefix: "dsk_nosuchkey", successor, liveLimit: 9, retireAt: at, at })),
+          new Errors.KeyNotFound({ prefix: "dsk_nosuchkey" })
+        )
+        // Over the ceiling even without the retiring key: refused, and nothing written.
+        assert.deepStrictEqual(
+          yield* Effect.flip(keys.rotate({ prefix: "dsk_expire04", successor, liveLimit: 1, retireAt: at, at })),
+          new Errors.KeyLimitReached({ limit: 1 })
+        )
+        assert.strictEqual(yield* keys.findByDigest("expire-5"), undefined)
+        assert.strictEqual((yield* keys.findByPrefix("dsk_expire04"))!.key.expiresAt, null)
+        // A rotation never postpones an expiry already set.
+        const again = yield* keys.rotate({ prefix: "dsk_expire02", successor, liveLimit: 9, retireAt: at + 2 * DAY, at: at + HOUR })
+        assert.strictEqual(again.retired.expiresAt, at + DAY)
+
+        const listed = yield* keys.forAccount(account.id, { after: undefined, limit: 10 })
+        assert.deepStrictEqual(listed.map((key) => key.prefix), ["dsk_expire01", "dsk_expire02", "dsk_expire03", "dsk_expire04", "dsk_expire05"])
+        assert.strictEqual(listed[2]!.revokedAt, at)
+        const second = yield* keys.forAccount(account.id, { after: listed[1]!.id, limit: 2 })
+        assert.deepStrictEqual(second.map((key) => key.id), [third.id, rotated.successor.id])
+        assert.deepStrictEqual(yield* keys.forAccount("acct_nosuch", { after: undefined, limit: 10 }), [])
+        assert.deepStrictEqual(yield* keys.forAccount(account.id, { after: "key_nosuch", limit: 10 }), [])
+        assert.isTrue(listed.every((key) => key.digest.startsWith("expire-")))
+      })))
+
+    it.live("accounts in creation order, a page at a time after a named account", () =>
+      run(Effect.gen(function*() {
+        const accounts = yield* AccountStore
+        const later = T0 + 1000 * DAY
+        const made = []
+        for (let n = 0; n < 5; n++) made.push(yield* accounts.create({ name: `paged-${n}`, plan: "free", at: later + n }))
+        const first = yield* accounts.list({ after: made[0]!.id, limit: 2 })
+        assert.deepStrictEqual(first, [made[1], made[2]])
+        const rest = yield* accounts.list({ after: made[2]!.id, limit: 10 })
+        assert.deepStrictEqual(rest, [made[3], made[4]])
+        assert.deepStrictEqual(yield* accounts.list({ after: made[4]!.id, limit: 10 }), [])
+        assert.deepStrictEqual(yield* accounts.list({ after: "acct_nosuch", limit: 10 }), [])
+        const all = yield* accounts.list({ after: undefined, limit: 1000 })
+        assert.deepStrictEqual(all.slice(-5), made)
+      })))
+  })
+
+  describe(`${name}: operator reads of holds and reveals`, () => {
+    it.live("holds of one account or all, running or any, in order of holding, a page at a time", () =>
+      run(Effect.gen(function*() {
+        const holds = yield* HoldStore
+        const acquire = (accountId: string, listingId: string, now: number) =>
+          holds.acquire({ accountId, listingId, plan: pro, now }).pipe(Effect.map((result) => result.hold))
+        const first = yield* acquire("hl-acct", "OPHOLD01", T0)
+        const second = yield* acquire("hl-acct", "OPHOLD02", T0 + 1)
+        const other = yield* acquire("hl-other", "OPHOLD03", T0 + 2)
+        const ended = yield* holds.end({ accountId: "hl-acct", holdId: first.id, now: T0 + HOUR, outcome: "released" })
+        const mine = yield* holds.list({ accountId: "hl-acct", runningAt: undefined }, { after: undefined, limit: 10 })
+        assert.deepStrictEqual(mine, [ended, second])
+        assert.deepStrictEqual(yield* holds.list({ accountId: "hl-acct", runningAt: T0 + 2 * HOUR }, { after: undefined, limit: 10 }), [second])
+        assert.deepStrictEqual(yield* holds.list({ accountId: "hl-acct", runningAt: T0 + 100 * DAY }, { after: undefined, limit: 10 }), [])
+        assert.deepStrictEqual(yield* holds.list({ accountId: "hl-acct", runningAt: undefined }, { after: first.id, limit: 10 }), [second])
+        const everyone = yield* holds.list({ accountId: undefined, runningAt: T0 + 2 * HOUR }, { after: undefined, limit: 1000 })
+        assert.deepStrictEqual(everyone.filter((hold) => hold.listingId.startsWith("OPHOLD")), [second, other])
+        const paged = yield* holds.list({ accountId: undefined, runningAt: undefined }, { after: second.id, limit: 1 })
+        assert.deepStrictEqual(paged, [other])
+      })))
+
+    it.live("an account's reveals in a month, in order of revealing, a page at a time", () =>
+      run(Effect.gen(function*() {
+        const ledger = yield* RevealStore
+        const reveal = (listingId: string, at: number) =>
+          ledger.record({ accountId: "rv-acct", listingId, at, charge: undefined })
+        yield* reveal("OPREVL02", T0)
+        yield* reveal("OPREVL01", T0 + 1)
+        yield* reveal("OPREVL03", T0 + 40 * DAY)
+        yield* ledger.record({ accountId: "rv-other", listingId: "OPREVL09", at: T0, charge: undefined })
+        const june = { from: Date.UTC(2026, 5, 1), to: Date.UTC(2026, 6, 1) }
+        const inJune = yield* ledger.forAccount("rv-acct", june, { after: undefined, limit: 10 })
+        assert.deepStrictEqual(inJune.map((entry) => entry.listingId), ["OPREVL02", "OPREVL01"])
+        assert.deepStrictEqual(inJune[0], { accountId: "rv-acct", listingId: "OPREVL02", revealedAt: T0, charged: false })
+        const all = yield* ledger.forAccount("rv-acct", { from: undefined, to: undefined }, { after: "OPREVL02", limit: 1 })
+        assert.deepStrictEqual(all.map((entry) => entry.listingId), ["OPREVL01"])
+        const rest = yield* ledger.forAccount("rv-acct", { from: undefined, to: undefined }, { after: "OPREVL01", limit: 10 })
+        assert.deepStrictEqual(rest.map((entry) => entry.listingId), ["OPREVL03"])
+        assert.deepStrictEqual(yield* ledger.forAccount("rv-nobody", june, { after: undefined, limit: 10 }), [])
+      })))
   })
 }
