@@ -1,4 +1,4 @@
-import { Clock, Context, Deferred, Effect, Fiber, Layer, Schedule } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Queue, Schedule, Stream } from "effect"
 import { Digest } from "effect/crypto"
 import { digestOf, formatOf, hasValidChecksum, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
@@ -82,6 +82,15 @@ export interface Caller {
   readonly key: KeyRecord
 }
 
+/** A bulk snapshot's rows, a chunk at a time, then its watermark. */
+export type SnapshotItem =
+  | { readonly _tag: "Rows"; readonly rows: ReadonlyArray<ReaderRow> }
+  | { readonly _tag: "End"; readonly syncedAt: Instant }
+
+/** Rows a snapshot reads at a time, and chunks read ahead of the consumer. */
+export const SNAPSHOT_CHUNK = 1000
+const SNAPSHOT_READ_AHEAD = 1
+
 /** How many existing codes a refusal of an unknown `category` or `source` lists. */
 export const CODES_SHOWN = 25
 
@@ -127,6 +136,13 @@ export class Directory extends Context.Service<Directory, {
   readonly extend: (caller: Caller, holdId: string) => Effect.Effect<HoldResponse, ExtendError>
   readonly end: (caller: Caller, holdId: string, outcome: HoldOutcome) => Effect.Effect<HoldResponse, EndError>
   readonly holds: (caller: Caller) => Effect.Effect<HoldList>
+  /**
+   * Every listing the caller can read, as `list` shows it, from one consistent state of the
+   * directory, in chunks and in no promised order, then its `synced_at`: a since run from it
+   * misses no change the snapshot did not show. Plans with the since feed only. The stream reads
+   * a chunk ahead of its consumer at most (a slow consumer slows the read).
+   */
+  readonly snapshot: (caller: Caller) => Effect.Effect<Stream.Stream<SnapshotItem>, UpgradeRequired>
   /**
    * Runs a write at most once per idempotency key of the caller's account (Stripe's model): the
    * first request with the key runs it; a repeat of the same request within 24 hours gets that
@@ -471,6 +487,28 @@ export class Directory extends Context.Service<Directory, {
         return yield* holdResponse(caller, ended, now)
       }, useCase("Directory.end"))
 
+      const snapshot = Effect.fnUntraced(function*(caller: Caller) {
+        if (!caller.plan.sinceFeed) {
+          return yield* new UpgradeRequired({
+            feature: "snapshot",
+            message: "The bulk snapshot is available on the business plan"
+          })
+        }
+        return Stream.callback<SnapshotItem>((queue) =>
+          Effect.gen(function*() {
+            // Read before the snapshot's own transaction starts, as a since page reads it before its rows.
+            const syncedAt = yield* listings.syncedAt
+            const now = yield* Clock.currentTimeMillis
+            yield* listings.snapshot({
+              visibleBefore: now - caller.plan.accessDelayMs,
+              chunkSize: SNAPSHOT_CHUNK,
+              reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
+            }, (chunk) => Queue.offer(queue, { _tag: "Rows", rows: readerRowsFor(caller, chunk.rows, chunk.running, chunk.revealed) }))
+            yield* Queue.offer(queue, { _tag: "End", syncedAt })
+            yield* Queue.end(queue)
+          }), { bufferSize: SNAPSHOT_READ_AHEAD, strategy: "suspend" })
+      }, useCase("Directory.snapshot"))
+
       const holds = Effect.fnUntraced(function*(caller: Caller) {
         const now = yield* Clock.currentTimeMillis
         const records = yield* holdStore.forAccount(caller.accountId, now - ENDED_HOLD_LISTING_MS, now)
@@ -580,6 +618,7 @@ export class Directory extends Context.Service<Directory, {
         extend,
         end,
         holds,
+        snapshot,
         idempotent,
         pruneIdempotencyKeys
       })
