@@ -7,6 +7,7 @@
 import { gunzipSync } from "node:zlib"
 import { request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Dropshelf, DropshelfError } from "@dropshelf/client"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
 import { account, addListings, call, listing, type Running, start } from "./harness.ts"
 
@@ -73,6 +74,27 @@ for (const adapter of adapters) {
       expect(sorted(gunzipSync(zipped.body).toString("utf8"))).toEqual(sorted(plain.body.toString("utf8")))
       const refused = await rawGet(server, SNAPSHOT, { authorization: `Bearer ${key.secret}`, "accept-encoding": "gzip;q=0, identity" })
       expect(refused.headers["content-encoding"]).toBeUndefined()
+    })
+
+    it("the typed client iterates the snapshot, then knows its synced_at; a refusal rejects with the envelope", async () => {
+      const key = await account(server, "business", "snapshot-client")
+      const client = new Dropshelf({ baseUrl: server.base, apiKey: key.secret })
+      const snapshot = client.listings.snapshot()
+      const ids: Array<string> = []
+      for await (const listing of snapshot) ids.push(listing.id)
+      expect(ids.sort()).toEqual(rows.map((row) => row.id).sort())
+      expect(snapshot.syncedAt).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+      const pro = await account(server, "pro", "snapshot-client-pro")
+      const refused = new Dropshelf({ baseUrl: server.base, apiKey: pro.secret }).listings.snapshot()
+      const error = await (async () => {
+        try {
+          for await (const _ of refused) return undefined
+        } catch (error) {
+          return error
+        }
+      })()
+      expect(error).toBeInstanceOf(DropshelfError)
+      expect((error as DropshelfError).status).toBe(402)
     })
 
     it("is for the business plan: free and pro get 402 upgrade_required naming snapshot", async () => {

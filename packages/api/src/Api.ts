@@ -22,7 +22,7 @@ import {
 import { finishDocument } from "./OpenApiDocument.ts"
 
 /** The version of the resource shapes under `/api/v1`. */
-export const API_VERSION = "1.2.0"
+export const API_VERSION = "1.3.0"
 export const API_PREFIX = "/api/v1"
 
 /**
