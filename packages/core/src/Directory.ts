@@ -1,4 +1,4 @@
-import { Clock, Context, Deferred, Effect, Fiber, Layer, Queue, Schedule, Stream } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Queue, Schedule, Semaphore, Stream } from "effect"
 import { Digest } from "effect/crypto"
 import { digestOf, formatOf, hasValidChecksum, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
@@ -90,6 +90,12 @@ export type SnapshotItem =
 /** Rows a snapshot reads at a time, and chunks read ahead of the consumer. */
 export const SNAPSHOT_CHUNK = 1000
 const SNAPSHOT_READ_AHEAD = 1
+
+/**
+ * Snapshots read at once by one process; more wait for a slot. Each holds a database connection
+ * (on the embedded database, the only one) for as long as its client takes to read it.
+ */
+export const SNAPSHOTS_AT_ONCE = 2
 
 /** How many existing codes a refusal of an unknown `category` or `source` lists. */
 export const CODES_SHOWN = 25
@@ -487,6 +493,7 @@ export class Directory extends Context.Service<Directory, {
         return yield* holdResponse(caller, ended, now)
       }, useCase("Directory.end"))
 
+      const snapshotSlots = yield* Semaphore.make(SNAPSHOTS_AT_ONCE)
       const snapshot = Effect.fnUntraced(function*(caller: Caller) {
         if (!caller.plan.sinceFeed) {
           return yield* new UpgradeRequired({
@@ -506,7 +513,7 @@ export class Directory extends Context.Service<Directory, {
             }, (chunk) => Queue.offer(queue, { _tag: "Rows", rows: readerRowsFor(caller, chunk.rows, chunk.running, chunk.revealed) }))
             yield* Queue.offer(queue, { _tag: "End", syncedAt })
             yield* Queue.end(queue)
-          }), { bufferSize: SNAPSHOT_READ_AHEAD, strategy: "suspend" })
+          }).pipe(Semaphore.withPermits(snapshotSlots, 1)), { bufferSize: SNAPSHOT_READ_AHEAD, strategy: "suspend" })
       }, useCase("Directory.snapshot"))
 
       const holds = Effect.fnUntraced(function*(caller: Caller) {
