@@ -1,6 +1,7 @@
 import { type Ids, ListingStore } from "@dropshelf/core"
-import { Effect, Layer, Scope } from "effect"
+import { Effect, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import * as CopyLoader from "./CopyLoader.ts"
 import * as ListingCache from "./ListingCache.ts"
 import * as ListingQuery from "./ListingQuery.ts"
 import { answersFor, COLUMNS, layoutOf, readerAnswers, revealersOf, toRecord } from "./ListingRows.ts"
@@ -32,6 +33,9 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   const reads = PageReads.make(sql, scope, cache, query)
   const since = SinceFeed.make(sql, scope, options.syncLagSeconds, query, reads)
   const writes = ListingWrites.make(sql)
+  // On server PostgreSQL imports go through COPY (CopyLoader); PGlite keeps the one-statement upsert.
+  const copy = yield* Effect.serviceOption(CopyLoader.CopyLoader)
+  const upsert = Option.isSome(copy) ? ListingWrites.upsertWith(copy.value.load) : writes.upsert
 
   const findOne = (id: Ids.ListingId) =>
     sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}`.values.pipe(
@@ -123,7 +127,8 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     unknownCodes,
     knownCodes,
     syncedAt: since.syncedAt,
-    ...writes
+    ...writes,
+    upsert
   })
 })
 

@@ -5,6 +5,7 @@ import { Cause, Config, Duration, Effect, Layer, Option, Queue, Redacted, Schema
 import { SqlClient } from "effect/sql"
 import { join, resolve } from "node:path"
 import * as AuthCache from "./AuthCache.ts"
+import * as CopyLoader from "./CopyLoader.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as Migrations from "./Migrations.ts"
 import * as PgliteClient from "./PgliteClient.ts"
@@ -199,10 +200,14 @@ export const layerPgClient = (
     )
   )
 
-/** The SqlClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open. */
+/**
+ * The SqlClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open,
+ * and the import's COPY loader on the same server (CopyLoader.ts).
+ */
 export const layerServerClient = (
   options: { readonly url: string; readonly maxConnections?: number }
-): Layer.Layer<SqlClient.SqlClient, StoreOpenError> => layerPgClient(options)
+): Layer.Layer<SqlClient.SqlClient | CopyLoader.CopyLoader, StoreOpenError> =>
+  Layer.merge(layerPgClient(options), CopyLoader.layer(options.url))
 
 const withStores = <E>(client: Layer.Layer<SqlClient.SqlClient, E>): Layer.Layer<Services, E> =>
   layerStores.pipe(Layer.provideMerge(client))
@@ -227,7 +232,10 @@ export const layerServer = (options: { readonly url: string; readonly maxConnect
         message: `maxConnections must be an integer of at least 2 (one connection listens for key and plan changes); got ${options.maxConnections}`
       })
     ))
-    : layerAuthListener.pipe(Layer.provideMerge(layerStores), Layer.provideMerge(layerPgClient(options)))
+    : layerAuthListener.pipe(
+      Layer.provideMerge(layerStores),
+      Layer.provideMerge(Layer.merge(layerPgClient(options), CopyLoader.layer(options.url)))
+    )
 
 /** `DATABASE_URL` set (non-empty): the server; otherwise PGlite in `DROPSHELF_DATA_DIR` (default `./.dropshelf`). */
 export const layerFromEnv: Layer.Layer<Services, StoreOpenError> = Layer.unwrap(
