@@ -298,8 +298,8 @@ const main = async () => {
   let snapshots: { readonly plain: SnapshotPull; readonly gzip: SnapshotPull; readonly stalled: Awaited<ReturnType<typeof stalledSnapshot>> } | undefined
   if (runs("snapshot")) {
     const fresh = await startServer(large.name, port)
-    const plain = await pullSnapshot(port, key, fresh.pid!)
-    const gzip = await pullSnapshot(port, key, fresh.pid!, { "accept-encoding": "gzip" })
+    const plain = await pullSnapshot(port, key, fresh.pid!, large.name)
+    const gzip = await pullSnapshot(port, key, fresh.pid!, large.name, { "accept-encoding": "gzip" })
     const stalled = await stalledSnapshot(port, key, fresh.pid!)
     snapshots = { plain, gzip, stalled }
     await stop(fresh)
@@ -339,8 +339,8 @@ const main = async () => {
   if (freshPull !== undefined) console.log(`since pull, fresh server: ${freshPull.pulled} rows at ${freshPull.rate.toFixed(0)} rows/s, peak server RSS ${freshPull.peakRss.toFixed(0)} MB`)
   if (snapshots !== undefined) {
     const { gzip, plain, stalled } = snapshots
-    console.log(`snapshot, fresh server: ${plain.listings} listings in ${plain.seconds.toFixed(1)} s, ${plain.rate.toFixed(0)} rows/s (every line parsed), ${(plain.bytes / 1e6).toFixed(0)} MB, peak server RSS ${plain.peakRss.toFixed(0)} MB`)
-    console.log(`snapshot, gzip: ${gzip.rate.toFixed(0)} rows/s, ${(gzip.wireBytes / 1e6).toFixed(0)} MB on the wire, peak server RSS ${gzip.peakRss.toFixed(0)} MB`)
+    console.log(`snapshot, fresh server: ${plain.listings} listings in ${plain.seconds.toFixed(1)} s, ${plain.rate.toFixed(0)} rows/s (every line parsed), ${(plain.bytes / 1e6).toFixed(0)} MB, peak server RSS ${plain.peakRss.toFixed(0)} MB; CPU a listing: server ${plain.serverMicros.toFixed(1)} µs, Postgres ${plain.postgresMicros.toFixed(1)} µs`)
+    console.log(`snapshot, gzip: ${gzip.rate.toFixed(0)} rows/s, ${(gzip.wireBytes / 1e6).toFixed(0)} MB on the wire, peak server RSS ${gzip.peakRss.toFixed(0)} MB; CPU a listing: server ${gzip.serverMicros.toFixed(1)} µs, Postgres ${gzip.postgresMicros.toFixed(1)} µs`)
     console.log(`snapshot to a client that stops reading for ${stalled.stallSeconds} s after 1 MB: server RSS ${stalled.atStall.toFixed(0)} MB when it stopped, at most ${stalled.peakDuringStall.toFixed(0)} MB meanwhile`)
   }
   if (deepRatio !== undefined) {

@@ -10,10 +10,17 @@
 import { request } from "node:http"
 import { readFileSync } from "node:fs"
 import { createGunzip } from "node:zlib"
+import { backendPidsOf, ticksOf } from "./proc.ts"
 
 const STALL_SECONDS = Number(process.env.BENCH_SNAPSHOT_STALL ?? 10)
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
+
+/** CPU ticks of the server and of the backends serving `database`, as they read now. */
+const cpuOf = (pid: number, database: string) => {
+  const backends = new Map(backendPidsOf(database).map((backend) => [backend, ticksOf(backend)]))
+  return { server: ticksOf(pid), backends }
+}
 
 export interface SnapshotPull {
   readonly listings: number
@@ -24,13 +31,28 @@ export interface SnapshotPull {
   readonly bytes: number
   readonly wireBytes: number
   readonly syncedAt: string
+  /** CPU a listing: the server process, and the Postgres backends serving the database. */
+  readonly serverMicros: number
+  readonly postgresMicros: number
 }
 
 /** The whole snapshot, every line parsed, as fast as this client can take it. */
-export const pullSnapshot = (port: number, key: string, pid: number, headers: Record<string, string> = {}) =>
+export const pullSnapshot = (port: number, key: string, pid: number, database: string, headers: Record<string, string> = {}) =>
   new Promise<SnapshotPull>((resolve, reject) => {
     let peakRss = rssMb(pid)
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(pid))), 100)
+    const before = cpuOf(pid, database)
+    // Backends come and go: the last reading of each counts.
+    const lastTicks = new Map(before.backends)
+    const sampleBackends = () => {
+      for (const backend of backendPidsOf(database)) {
+        const ticks = ticksOf(backend)
+        if (ticks > 0) lastTicks.set(backend, ticks)
+      }
+    }
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, rssMb(pid))
+      sampleBackends()
+    }, 100)
     const started = performance.now()
     const req = request({ host: "127.0.0.1", port, path: "/api/v1/domains/snapshot", headers: { authorization: `Bearer ${key}`, ...headers } }, (res) => {
       if (res.statusCode !== 200) {
@@ -60,7 +82,21 @@ export const pullSnapshot = (port: number, key: string, pid: number, headers: Re
         clearInterval(sampler)
         const seconds = (performance.now() - started) / 1000
         if (last?.synced_at === undefined) return reject(new Error("snapshot: no closing line"))
-        resolve({ listings: listings - 1, seconds, rate: (listings - 1) / seconds, peakRss, bytes, wireBytes, syncedAt: last.synced_at })
+        sampleBackends()
+        const rows = listings - 1
+        let postgresTicks = 0
+        for (const [backend, ticks] of lastTicks) postgresTicks += ticks - (before.backends.get(backend) ?? 0)
+        resolve({
+          listings: rows,
+          seconds,
+          rate: rows / seconds,
+          peakRss,
+          bytes,
+          wireBytes,
+          syncedAt: last.synced_at,
+          serverMicros: ((ticksOf(pid) - before.server) * 10_000) / rows,
+          postgresMicros: (postgresTicks * 10_000) / rows
+        })
       })
       res.on("error", reject)
     })

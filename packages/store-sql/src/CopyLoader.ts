@@ -7,8 +7,8 @@ import { UPSERT_COLUMNS, UPSERT_NAMES, UPSERT_SET } from "./ListingWrites.ts"
 /*
  * The import's batch upsert on server PostgreSQL, through COPY: @effect/sql-pg speaks no COPY,
  * so a small `pg` pool of its own (node-postgres, with pg-copy-streams) opens on the same URL.
- * Each batch is one transaction: COPY into a temporary staging table (no WAL, no index), then
- * one INSERT … SELECT … ON CONFLICT into listings, so a batch lands whole or not at all, its
+ * Each batch: COPY into a temporary staging table (no WAL, no index), then one statement that
+ * moves it into listings (INSERT … SELECT … ON CONFLICT), so a batch lands whole or not at all, its
  * rows get their row versions from the listings trigger, and readers are never blocked.
  */
 
@@ -20,13 +20,18 @@ const STAGING = "dropshelf_import_staging"
 /** The staging table, typed as the columns are, so that COPY parses each value once. */
 const CREATE_STAGING = `CREATE TEMPORARY TABLE IF NOT EXISTS ${STAGING} (${
   UPSERT_COLUMNS.map(([name, type]) => `${name} ${name === "id" ? "text COLLATE \"C\"" : type}`).join(", ")
-}) ON COMMIT DELETE ROWS`
+})`
 
 const COPY = `COPY ${STAGING} (${UPSERT_NAMES}) FROM STDIN`
 
-// `xmax = 0` tells an insert from an update, as the statement upsert does (ListingWrites.ts).
-const MERGE = `WITH merged AS (
-    INSERT INTO listings (${UPSERT_NAMES}) SELECT ${UPSERT_NAMES} FROM ${STAGING}
+/*
+ * One statement, so one transaction of its own: the batch leaves staging and enters listings
+ * together, or neither happens. `xmax = 0` tells an insert from an update, as the statement
+ * upsert does (ListingWrites.ts).
+ */
+const MERGE = `WITH batch AS (DELETE FROM ${STAGING} RETURNING *),
+  merged AS (
+    INSERT INTO listings (${UPSERT_NAMES}) SELECT ${UPSERT_NAMES} FROM batch
     ON CONFLICT (id) DO UPDATE SET ${UPSERT_SET}
     RETURNING (xmax = 0) AS inserted
   )
@@ -57,34 +62,33 @@ export const copyText = (batch: ReadonlyArray<ListingStore.ListingInput>): strin
 
 const prepared = new WeakSet<pg.PoolClient>()
 
-/** One batch, deduplicated by the caller: COPY into staging, merge, commit. */
+/**
+ * One batch, deduplicated by the caller: COPY into staging (the session's own temporary table:
+ * no WAL, nothing another session sees), then the merge. Two round trips, no BEGIN or COMMIT:
+ * on a busy machine each round trip waits for the scheduler. A connection on which anything
+ * failed is closed, not reused, so its staging table (and any rows left in it) goes with it.
+ */
 const loadBatch = async (pool: pg.Pool, batch: ReadonlyArray<ListingStore.ListingInput>) => {
   const client = await pool.connect()
-  let broken = false
+  let failed: unknown = undefined
   try {
     if (!prepared.has(client)) {
       await client.query(CREATE_STAGING)
       prepared.add(client)
     }
-    await client.query("BEGIN")
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const copy = client.query(copyFrom(COPY))
-        copy.on("error", reject)
-        copy.on("finish", resolve)
-        copy.end(copyText(batch))
-      })
-      const { rows } = await client.query<{ inserted: number; merged: number }>(MERGE)
-      await client.query("COMMIT")
-      return rows[0]!
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {
-        broken = true
-      })
-      throw error
-    }
+    await new Promise<void>((resolve, reject) => {
+      const copy = client.query(copyFrom(COPY))
+      copy.on("error", reject)
+      copy.on("finish", resolve)
+      copy.end(copyText(batch))
+    })
+    const { rows } = await client.query<{ inserted: number; merged: number }>(MERGE)
+    return rows[0]!
+  } catch (error) {
+    failed = error
+    throw error
   } finally {
-    client.release(broken)
+    client.release(failed === undefined ? undefined : true)
   }
 }
 
