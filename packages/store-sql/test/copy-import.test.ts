@@ -1,7 +1,7 @@
 import { StoreContract, Fixtures } from "@dropshelf/core/testing"
 import { assert, it } from "@effect/vitest"
 import { type Ids, ListingStore } from "@dropshelf/core"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { describeOnServer, serverCopyStores } from "./support.ts"
 
@@ -38,4 +38,36 @@ describeOnServer("sql (server, imports through COPY)", (databaseUrl) => {
       const [{ count }] = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM listings`
       assert.strictEqual(count, 3)
     }).pipe(Effect.provide(serverCopyStores(databaseUrl))))
+
+  // What a bulk mode holding the listings table for the whole load (drop the indexes, load,
+  // build them) would break: reads wait for nothing, and each batch is readable once written.
+  it.live("readers are served between the batches of an import, not after it", () =>
+    Effect.gen(function*() {
+      const store = yield* ListingStore.ListingStore
+      yield* store.upsert([Fixtures.listingInput("READ0000")])
+      const batches = Array.from({ length: 12 }, (_, b) =>
+        Array.from({ length: 1_000 }, (_, i) => Fixtures.listingInput(`L${String(b).padStart(2, "0")}${String(i).padStart(5, "0")}`)))
+      let written = 0
+      const importing = yield* Effect.forkChild(Effect.forEach(batches, (batch) =>
+        Effect.map(store.upsert(batch), () => {
+          written++
+        }), { discard: true }))
+      // Reads while the import runs: each answers with the import still under way.
+      const seenWhileImporting: Array<number> = []
+      while (written < batches.length && seenWhileImporting.length < 5) {
+        const found = yield* store.find("READ0000" as Ids.ListingId)
+        assert.isDefined(found)
+        if (written > 0 && written < batches.length) {
+          assert.isDefined(yield* store.find("L0000000" as Ids.ListingId))
+          seenWhileImporting.push(written)
+        }
+        yield* Effect.sleep(20)
+      }
+      yield* Fiber.join(importing)
+      assert.isAtLeast(seenWhileImporting.length, 1)
+      assert.strictEqual((yield* store.page({
+        order: "id", after: undefined, limit: 1, filters: {}, visibleBefore: Date.now() + 86_400_000, since: undefined, now: Date.now(),
+        reader: { at: Date.now(), revealsOf: undefined }
+      })).rows.length, 1)
+    }).pipe(Effect.provide(serverCopyStores(databaseUrl))), 60_000)
 })
