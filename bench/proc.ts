@@ -21,3 +21,13 @@ export const postgresPids = (): Array<string> =>
       return false // gone
     }
   })
+
+/** The pids of the PostgreSQL backends serving `database` (their process title names it). */
+export const backendPidsOf = (database: string): Array<string> =>
+  postgresPids().filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(` ${database} `)
+    } catch {
+      return false // gone
+    }
+  })

@@ -23,7 +23,8 @@
  * BENCH_WARMUP seconds (6), BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000), BENCH_ONLY (every
  * part): comma-separated parts to run among `import`, `idle` (RSS from the sources), `pages` (the
  * single-page mixes), `otlp` (two of them with the OpenTelemetry exporter off and on), `mixed`,
- * `deep`, `writes`, `since`, `scale` (which alone seeds BENCH_SMALL);
+ * `deep`, `writes`, `since`, `snapshot` (bench/snapshot.ts, on a fresh server), `scale` (which
+ * alone seeds BENCH_SMALL);
  * the ceiling always runs. To try the mixed workload quickly on a small directory:
  * `BENCH_ONLY=mixed BENCH_LISTINGS=20000 BENCH_DURATION=5 BENCH_WARMUP=2 npm run bench`.
  * BENCH_NODE_ARGS and BENCH_BUNDLE: bench/server.ts.
@@ -34,6 +35,7 @@ import { join } from "node:path"
 import { seedLines } from "../apps/cli/src/Seed.ts"
 import { psql, seconds, serverUrl } from "./postgres.ts"
 import type { Walk } from "./load.ts"
+import { pullSnapshot, type SnapshotPull, stalledSnapshot } from "./snapshot.ts"
 import { BENCH_SINCE_HORIZON_DAYS, dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startOtlpSink, startServer, stop } from "./server.ts"
 
 const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
@@ -42,7 +44,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 6)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
-const PARTS = ["import", "idle", "pages", "otlp", "mixed", "deep", "writes", "since", "scale"] as const
+const PARTS = ["import", "idle", "pages", "otlp", "mixed", "deep", "writes", "since", "snapshot", "scale"] as const
 const ONLY = process.env.BENCH_ONLY?.split(",").map((part) => part.trim()).filter((part) => part.length > 0)
 const unknownParts = (ONLY ?? []).filter((part) => !(PARTS as ReadonlyArray<string>).includes(part))
 if (unknownParts.length > 0) throw new Error(`BENCH_ONLY: unknown part ${unknownParts.join(", ")}; the parts are ${PARTS.join(", ")}`)
@@ -321,6 +323,17 @@ const main = async () => {
     await stop(fresh)
   }
 
+  // The bulk snapshot from a fresh server: plain, gzip-compressed, then a client that stalls.
+  let snapshots: { readonly plain: SnapshotPull; readonly gzip: SnapshotPull; readonly stalled: Awaited<ReturnType<typeof stalledSnapshot>> } | undefined
+  if (runs("snapshot")) {
+    const fresh = await startServer(large.name, port)
+    const plain = await pullSnapshot(port, key, fresh.pid!, large.name)
+    const gzip = await pullSnapshot(port, key, fresh.pid!, large.name, { "accept-encoding": "gzip" })
+    const stalled = await stalledSnapshot(port, key, fresh.pid!)
+    snapshots = { plain, gzip, stalled }
+    await stop(fresh)
+  }
+
   // 1 M against 10 k listings: two fresh servers that serve page 1 only, so neither carries the
   // other's history, measured in turn, twice each, so neither gets the machine of a different
   // moment (this machine's speed moved by a third between runs, and within one).
@@ -353,6 +366,12 @@ const main = async () => {
   console.log(`idle server RSS: ${idleRss.toFixed(0)} MB (the bundle of npm run build)${idleRssFromSources === undefined ? "" : `; ${idleRssFromSources.toFixed(0)} MB from the sources`}`)
   if (pull !== undefined && runs("since")) console.log(`since pull after the mixes: ${pull.pulled} rows at ${pull.rate.toFixed(0)} rows/s, peak server RSS ${pull.peakRss.toFixed(0)} MB`)
   if (freshPull !== undefined) console.log(`since pull, fresh server: ${freshPull.pulled} rows at ${freshPull.rate.toFixed(0)} rows/s, peak server RSS ${freshPull.peakRss.toFixed(0)} MB`)
+  if (snapshots !== undefined) {
+    const { gzip, plain, stalled } = snapshots
+    console.log(`snapshot, fresh server: ${plain.listings} listings in ${plain.seconds.toFixed(1)} s, ${plain.rate.toFixed(0)} rows/s (every line parsed), ${(plain.bytes / 1e6).toFixed(0)} MB, peak server RSS ${plain.peakRss.toFixed(0)} MB; CPU a listing: server ${plain.serverMicros.toFixed(1)} µs, Postgres ${plain.postgresMicros.toFixed(1)} µs`)
+    console.log(`snapshot, gzip: ${gzip.rate.toFixed(0)} rows/s, ${(gzip.wireBytes / 1e6).toFixed(0)} MB on the wire, peak server RSS ${gzip.peakRss.toFixed(0)} MB; CPU a listing: server ${gzip.serverMicros.toFixed(1)} µs, Postgres ${gzip.postgresMicros.toFixed(1)} µs`)
+    console.log(`snapshot to a client that stops reading for ${stalled.stallSeconds} s after 1 MB: server RSS ${stalled.atStall.toFixed(0)} MB when it stopped, at most ${stalled.peakDuringStall.toFixed(0)} MB meanwhile`)
+  }
   if (deepRatio !== undefined) {
     const { deepP50, pageOneP50 } = deepRatio
     console.log(`deep page p50 / page 1 p50: ${(deepP50 / Math.max(pageOneP50, 0.001)).toFixed(2)} (${ms(deepP50)} vs ${ms(pageOneP50)}, each the mean of two runs in turn)`)

@@ -106,7 +106,7 @@ for (const adapter of adapters) {
           expect(response.headers.get("content-type")).toContain("application/json")
           expect(response.body).toMatchObject({
             name: "dropshelf",
-            version: "1.2.0",
+            version: "1.3.0",
             links: { docs: { href: "/docs" }, openapi: { href: "/api/v1/openapi.json" }, health: { href: "/healthz" } }
           })
           expect(response.headers.get("x-ratelimit-limit")).toBeNull()
@@ -127,7 +127,7 @@ for (const adapter of adapters) {
         const response = await call(server, "GET", "/docs")
         expect(response.status).toBe(200)
         expect(response.headers.get("content-type")).toContain("text/html")
-        expect(response.text).toContain("1.2.0")
+        expect(response.text).toContain("1.3.0")
       })
 
       it("an unknown route is 404 not_found in the envelope, never HTML", async () => {
@@ -943,13 +943,13 @@ for (const adapter of adapters) {
     describe("OpenAPI", () => {
       let spec: any
 
-      it("GET /api/v1/openapi.json is a valid OpenAPI 3.1 document, version 1.2.0", async () => {
+      it("GET /api/v1/openapi.json is a valid OpenAPI 3.1 document, version 1.3.0", async () => {
         const key = await account(server, "free", "openapi")
         const response = await call(server, "GET", "/api/v1/openapi.json", { key: key.secret })
         expect(response.status).toBe(200)
         spec = response.body
         expect(spec.openapi).toMatch(/^3\.1\./)
-        expect(spec.info.version).toBe("1.2.0")
+        expect(spec.info.version).toBe("1.3.0")
         const result = await new Validator().validate(spec)
         expect(result.errors ?? []).toEqual([])
         expect(result.valid).toBe(true)
@@ -961,6 +961,7 @@ for (const adapter of adapters) {
           "DELETE /api/v1/holds/{id}",
           "GET /",
           "GET /api/v1/domains",
+          "GET /api/v1/domains/snapshot",
           "GET /api/v1/domains/{id}",
           "GET /api/v1/holds",
           "GET /api/v1/me",

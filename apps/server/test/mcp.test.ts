@@ -98,7 +98,7 @@ describe("MCP endpoint", () => {
     it("initializes with the official client and names the server", async () => {
       const key = await account(server, "pro", "mcp-init")
       const connected = await connect(server, key.secret)
-      expect(connected.client.getServerVersion()).toMatchObject({ name: "dropshelf", version: "1.2.0" })
+      expect(connected.client.getServerVersion()).toMatchObject({ name: "dropshelf", version: "1.3.0" })
       expect(connected.client.getServerCapabilities()?.tools).toBeDefined()
       expect(connected.client.getInstructions()).toContain("rate_limited")
       await connected.close()

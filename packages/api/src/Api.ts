@@ -1,5 +1,5 @@
 import { Context, Schema } from "effect"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Directory, RateLimiter } from "@dropshelf/core"
 import { Hold, Listing, ListQuery, Me } from "@dropshelf/core"
 import {
@@ -17,12 +17,13 @@ import {
   SinceTooOldError,
   UnauthorizedError,
   RateLimitedError,
+  SnapshotLimitedError,
   UpgradeRequiredError
 } from "./ApiErrors.ts"
 import { finishDocument } from "./OpenApiDocument.ts"
 
 /** The version of the resource shapes under `/api/v1`. */
-export const API_VERSION = "1.2.0"
+export const API_VERSION = "1.3.0"
 export const API_PREFIX = "/api/v1"
 
 /**
@@ -83,6 +84,20 @@ export class AccountGroup extends HttpApiGroup.make("account").add(
     .annotate(OpenApi.Description, "Costs one request and no reveals. `rate_limit.remaining` is what is left in the current window after this call.")
 ) {}
 
+/** The last line of a bulk snapshot: where the since feed takes over, and how many listings came before it. */
+export const SnapshotEnd = Schema.Struct({
+  synced_at: Schema.String.annotate({
+    description: "The watermark: a since run from it (`GET /domains?since=…`) carries every change the snapshot did not show",
+    examples: ["2026-11-22T09:28:00.000Z"]
+  }),
+  listings: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ description: "How many listing lines came before this one" })
+}).annotate({ identifier: "SnapshotEnd" })
+export type SnapshotEnd = typeof SnapshotEnd.Type
+
+/** One line of a bulk snapshot: a listing as a page shows it, or the closing `SnapshotEnd`. */
+export const SnapshotLine = Schema.Union([Listing.ListingView, SnapshotEnd]).annotate({ identifier: "SnapshotLine" })
+export type SnapshotLine = typeof SnapshotLine.Type
+
 export class DomainsGroup extends HttpApiGroup.make("domains").add(
   HttpApiEndpoint.get("list", "/domains", {
     query: ListQuery.ListQuerySchema,
@@ -91,6 +106,12 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
   }).annotate(HttpApi.QueryParseOptions, ListQuery.LIST_QUERY_PARSE_OPTIONS)
     .annotate(OpenApi.Summary, "Page of listings, or changes since a watermark")
     .annotate(OpenApi.Description, "Default order is ascending listing id. Reads never spend a reveal. Follow `next_cursor` until it is null, keeping filters and `sort` fixed for a run."),
+  // Before `/domains/:id`, which would otherwise read `snapshot` as an id.
+  HttpApiEndpoint.get("snapshot", "/domains/snapshot", {
+    success: HttpApiSchema.StreamNdjson({ schema: SnapshotLine }),
+    error: [...CommonErrors, UpgradeRequiredError, SnapshotLimitedError]
+  }).annotate(OpenApi.Summary, "Every listing at once, then the since watermark (NDJSON)")
+    .annotate(OpenApi.Description, "Business plan. Every listing the key can read, one JSON object a line as in a page's `data`, in no set order, all from one consistent state of the directory; the last line is `{\"synced_at\": …, \"listings\": n}`: continue with `GET /domains?since=<synced_at>`. A body without that line was cut short: start again. Gzip-compressed when `Accept-Encoding` names `gzip`. Counts as one request against the per-minute limit; 4 snapshots per account per wall-clock hour, then 429 `snapshot_limit_reached` with `Retry-After`."),
   HttpApiEndpoint.get("get", "/domains/:id", {
     params: { id: ListingIdParam },
     success: Listing.ListingView,

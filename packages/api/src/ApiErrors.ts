@@ -13,8 +13,9 @@ const Timestamp = Schema.String.annotate({
 
 /**
  * The complete set of `error.code` values: the spec's eight (its Errors section), the two of
- * idempotency keys added to them (docs/decisions/0010-idempotency-keys.md) and the since feed's
- * horizon (docs/decisions/0011-since-horizon.md).
+ * idempotency keys added to them (docs/decisions/0010-idempotency-keys.md), the since feed's
+ * horizon (docs/decisions/0011-since-horizon.md), and the bulk snapshot's hourly allowance
+ * (docs/decisions/0508-bulk-snapshot.md).
  */
 export const ErrorCode = Schema.Literals([
   "invalid_request",
@@ -27,7 +28,8 @@ export const ErrorCode = Schema.Literals([
   "server_error",
   "idempotency_key_in_use",
   "idempotency_key_reused",
-  "since_too_old"
+  "since_too_old",
+  "snapshot_limit_reached"
 ])
 export type ErrorCode = typeof ErrorCode.Type
 
@@ -202,6 +204,19 @@ export class RateLimitedError extends Schema.Error<RateLimitedError>("RateLimite
     "Over the key's per-minute ceiling; or the client's address sent more requests with a missing or refused key this minute than the server allows (30 by default), and is then refused, a valid key included, until the minute ends, before any key is read. Carries `Retry-After` (whole seconds), repeated in the body as `retry_after`; the refusal of an address carries no `X-RateLimit-*`, `RateLimit-Policy` or `RateLimit`."
 }) {}
 
+export class SnapshotLimitedError extends Schema.Error<SnapshotLimitedError>("SnapshotLimitedError")({
+  error: body("snapshot_limit_reached", {
+    limit: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "Snapshots an account may start per wall-clock hour" }),
+    retry_after: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3600 })).annotate({
+      description: "Whole seconds until the hour ends and another snapshot is allowed: the value of `Retry-After`"
+    })
+  })
+}, {
+  httpApiStatus: 429,
+  description:
+    "The account has started as many bulk snapshots as it may this wall-clock hour (`limit`, 4). Carries `Retry-After` (whole seconds to the next hour), repeated in the body as `retry_after`. Keep in sync with the since feed meanwhile."
+}) {}
+
 export class ServerError extends Schema.Error<ServerError>("ServerError")({
   error: body("server_error", { reveal_code: revealCode })
 }, {
@@ -221,6 +236,7 @@ export type ApiError =
   | MethodNotAllowedError
   | PayloadTooLargeError
   | RateLimitedError
+  | SnapshotLimitedError
   | ServerError
 
 /**

@@ -53,6 +53,11 @@ export const RESPONSE_HEADERS: Json = {
       "The entity tag of this body for this caller: strong, except on a list page, where it is weak (`W/\"…\"`) and leaves out `synced_at`. Send it back in `If-None-Match`.",
     schema: { type: "string" }
   },
+  "Content-Encoding": {
+    description: "`gzip` on a bulk snapshot when the request's `Accept-Encoding` accepts gzip; absent otherwise.",
+    required: false,
+    schema: { type: "string", const: "gzip" }
+  },
   Link: {
     description:
       "On a page that has a next one: `</api/v1/domains?…&cursor=…>; rel=\"next\"` (RFC 8288), this request's path and query with the next cursor, as a reference relative to the URL requested.",
@@ -174,6 +179,7 @@ export const finishDocument = (conditionalReads: ReadonlyArray<string>) => (spec
         if (takesKey && REPLAYABLE.has(status)) headers["Idempotent-Replayed"] = ref("Idempotent-Replayed")
         if (status === "200" && conditional) headers.ETag = ref("ETag")
         if (status === "200" && operation.operationId === "domains.list") headers.Link = ref("Link")
+        if (status === "200" && operation.operationId === "domains.snapshot") headers["Content-Encoding"] = ref("Content-Encoding")
         response.headers = headers
       }
     }

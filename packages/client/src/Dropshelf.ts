@@ -1,8 +1,8 @@
-import { Effect, Exit, Result } from "effect"
+import { Effect, Exit, Result, Stream } from "effect"
 import { FetchHttpClient } from "effect/http"
 import type { Hold as HoldSchemas, Listing as ListingSchemas, ListQuery, Me as MeSchemas } from "@dropshelf/core"
 import * as DropshelfClient from "./DropshelfClient.ts"
-import { DropshelfError, fromCause } from "./DropshelfError.ts"
+import { DropshelfError, DropshelfTransportError, fromCause } from "./DropshelfError.ts"
 import * as Idempotency from "./Idempotency.ts"
 import { type ListingsQuery, toListQuery } from "./ListingsQuery.ts"
 
@@ -50,6 +50,16 @@ export interface SinceFeed extends AsyncIterable<Listing | Tombstone> {
   readonly syncedAt: string | undefined
 }
 
+/** A bulk snapshot: every listing the key can read, then the watermark to continue with the since feed. */
+export interface Snapshot extends AsyncIterable<Listing> {
+  /**
+   * The snapshot's `synced_at`, once its last line has arrived: pass it as `since` to
+   * `listings.since` to follow every change from there. Iteration rejects with a
+   * `DropshelfTransportError` when the body ends without that line (start again).
+   */
+  readonly syncedAt: string | undefined
+}
+
 const isListing = (row: Listing | Tombstone): row is Listing => row.status === "active"
 
 export class Dropshelf {
@@ -75,6 +85,12 @@ export class Dropshelf {
       query?: Omit<ListingsQuery, "since" | "sort" | "cursor">,
       options?: CallOptions
     ) => SinceFeed
+    /**
+     * The bulk snapshot (business plan): every listing the key can read in one request, in no
+     * set order, from one consistent state of the directory; then `syncedAt`. 4 per account and
+     * hour (429 `snapshot_limit_reached`); other plans are refused 402 `upgrade_required`.
+     */
+    readonly snapshot: (options?: CallOptions) => Snapshot
   }
 
   readonly holds: {
@@ -97,7 +113,8 @@ export class Dropshelf {
       get: (id, options) => this.#run((client) => client.domains.get({ params: { id } }), options),
       pages: (query, options) => this.#pages(query, options),
       iterate: (query, options) => this.#listings(query, options),
-      since: (since, query, options) => this.#since(since, query, options)
+      since: (since, query, options) => this.#since(since, query, options),
+      snapshot: (options) => this.#snapshot(options)
     }
     this.holds = {
       list: (options) => this.#run((client) => client.holds.list(), options),
@@ -162,6 +179,28 @@ export class Dropshelf {
     for await (const page of this.#pages(query, options)) yield* page.data.filter(isListing)
   }
 
+  #snapshot(options: CallOptions | undefined): Snapshot {
+    const run = this.#run.bind(this)
+    let syncedAt: string | undefined
+    return {
+      get syncedAt() {
+        return syncedAt
+      },
+      async *[Symbol.asyncIterator]() {
+        const lines = await run((client) => client.domains.snapshot(), options)
+        const signal = options?.signal
+        const iterable = Stream.toAsyncIterable(Stream.mapError(lines, (cause) =>
+          new DropshelfTransportError("response", "the snapshot's body could not be read in full; start again", { cause })))
+        for await (const line of iterable) {
+          if (signal?.aborted === true) throw signal.reason
+          if (isSnapshotEnd(line)) syncedAt = line.synced_at
+          else yield line
+        }
+        if (syncedAt === undefined) throw new DropshelfTransportError("response", "the snapshot ended without its synced_at line; start again")
+      }
+    }
+  }
+
   #since(
     since: string | Date | null,
     query: Omit<ListingsQuery, "since" | "sort" | "cursor"> | undefined,
@@ -184,6 +223,9 @@ export class Dropshelf {
     }
   }
 }
+
+/** Whether a snapshot line is its closing line rather than a listing. */
+const isSnapshotEnd = (line: Listing | { readonly synced_at: string }): line is { readonly synced_at: string } => "synced_at" in line
 
 /** A query the contract's schema refuses: the 400 the server would answer, without sending it. */
 const refusedLocally = (refusal: { readonly parameter: string; readonly message: string }) =>

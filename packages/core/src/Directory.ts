@@ -1,4 +1,4 @@
-import { Clock, Context, Deferred, Effect, Fiber, Layer, Metric, Schedule } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Metric, Queue, Schedule, Semaphore, Stream } from "effect"
 import { Digest } from "effect/crypto"
 import { digestOf, formatOf, hasValidChecksum, isLiveAt, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
@@ -85,6 +85,21 @@ export interface Caller {
   readonly key: KeyRecord
 }
 
+/** A bulk snapshot's rows, a chunk at a time, then its watermark. */
+export type SnapshotItem =
+  | { readonly _tag: "Rows"; readonly rows: ReadonlyArray<ReaderRow> }
+  | { readonly _tag: "End"; readonly syncedAt: Instant }
+
+/** Rows a snapshot reads at a time, and chunks read ahead of the consumer. */
+export const SNAPSHOT_CHUNK = 1000
+const SNAPSHOT_READ_AHEAD = 1
+
+/**
+ * Snapshots read at once by one process; more wait for a slot. Each holds a database connection
+ * (on the embedded database, the only one) for as long as its client takes to read it.
+ */
+export const SNAPSHOTS_AT_ONCE = 2
+
 /** How many existing codes a refusal of an unknown `category` or `source` lists. */
 export const CODES_SHOWN = 25
 
@@ -138,6 +153,13 @@ export class Directory extends Context.Service<Directory, {
   readonly extend: (caller: Caller, holdId: string) => Effect.Effect<HoldResponse, ExtendError>
   readonly end: (caller: Caller, holdId: string, outcome: HoldOutcome) => Effect.Effect<HoldResponse, EndError>
   readonly holds: (caller: Caller) => Effect.Effect<HoldList>
+  /**
+   * Every listing the caller can read, as `list` shows it, from one consistent state of the
+   * directory, in chunks and in no promised order, then its `synced_at`: a since run from it
+   * misses no change the snapshot did not show. Plans with the since feed only. The stream reads
+   * a chunk ahead of its consumer at most (a slow consumer slows the read).
+   */
+  readonly snapshot: (caller: Caller) => Effect.Effect<Stream.Stream<SnapshotItem>, UpgradeRequired>
   /**
    * Runs a write at most once per idempotency key of the caller's account (Stripe's model): the
    * first request with the key runs it; a repeat of the same request within 24 hours gets that
@@ -505,6 +527,29 @@ export class Directory extends Context.Service<Directory, {
         return yield* holdResponse(caller, ended, now)
       }, useCase("Directory.end"))
 
+      const snapshotSlots = yield* Semaphore.make(SNAPSHOTS_AT_ONCE)
+      const snapshot = Effect.fnUntraced(function*(caller: Caller) {
+        if (!caller.plan.sinceFeed) {
+          return yield* new UpgradeRequired({
+            feature: "snapshot",
+            message: "The bulk snapshot is available on the business plan"
+          })
+        }
+        return Stream.callback<SnapshotItem>((queue) =>
+          Effect.gen(function*() {
+            // Read before the snapshot's own transaction starts, as a since page reads it before its rows.
+            const syncedAt = yield* listings.syncedAt
+            const now = yield* Clock.currentTimeMillis
+            yield* listings.snapshot({
+              visibleBefore: now - caller.plan.accessDelayMs,
+              chunkSize: SNAPSHOT_CHUNK,
+              reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
+            }, (chunk) => Queue.offer(queue, { _tag: "Rows", rows: readerRowsFor(caller, chunk.rows, chunk.running, chunk.revealed) }))
+            yield* Queue.offer(queue, { _tag: "End", syncedAt })
+            yield* Queue.end(queue)
+          }).pipe(Semaphore.withPermits(snapshotSlots, 1)), { bufferSize: SNAPSHOT_READ_AHEAD, strategy: "suspend" })
+      }, useCase("Directory.snapshot"))
+
       const holds = Effect.fnUntraced(function*(caller: Caller) {
         const now = yield* Clock.currentTimeMillis
         const records = yield* holdStore.forAccount(caller.accountId, now - ENDED_HOLD_LISTING_MS, now)
@@ -619,6 +664,7 @@ export class Directory extends Context.Service<Directory, {
         extend,
         end,
         holds,
+        snapshot,
         idempotent,
         pruneIdempotencyKeys,
         pruneTombstones

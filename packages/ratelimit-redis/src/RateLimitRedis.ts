@@ -1,37 +1,40 @@
-import { RateLimiter } from "@dropshelf/core"
+import { RateLimiter, Time } from "@dropshelf/core"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import { Context, Duration, Effect, Exit, Layer, References, Schedule, Scope } from "effect"
 import { Redis } from "effect/persistence"
 
 /**
- * One atomic step per request: INCR on the key's counter for the current wall-clock minute,
- * with the minute read from Redis's own clock so that every instance agrees on the window.
- * Returns the count after this request and the end of the window (epoch ms).
+ * One atomic step per request: INCR on the key's counter for the current wall-clock window
+ * (ARGV[1] ms, a minute for the per-key limit), with the time read from Redis's own clock so
+ * that every instance agrees on the window. Returns the count after this request and the end of
+ * the window (epoch ms).
  */
-export const hitScript = Redis.script((counterPrefix: string) => [counterPrefix], {
+export const hitScript = Redis.script((counterPrefix: string, windowMs: number) => [counterPrefix, windowMs], {
   numberOfKeys: 1,
   lua: `
 local time = redis.call("TIME")
+local length = tonumber(ARGV[1])
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local window = now - (now % 60000)
+local window = now - (now % length)
 local key = KEYS[1] .. ":" .. window
 local count = redis.call("INCR", key)
 if count == 1 then
-  redis.call("PEXPIRE", key, (window + 60000 - now) + 5000)
+  redis.call("PEXPIRE", key, (window + length - now) + 5000)
 end
-return { count, window + 60000 }
+return { count, window + length }
 `
 }).withReturnType<[number, number]>()
 
 /** The count of the key's current window without counting, and the end of the window: `hitScript` without the INCR. */
-export const peekScript = Redis.script((counterPrefix: string) => [counterPrefix], {
+export const peekScript = Redis.script((counterPrefix: string, windowMs: number) => [counterPrefix, windowMs], {
   numberOfKeys: 1,
   lua: `
 local time = redis.call("TIME")
+local length = tonumber(ARGV[1])
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local window = now - (now % 60000)
+local window = now - (now % length)
 local count = tonumber(redis.call("GET", KEYS[1] .. ":" .. window) or "0")
-return { count, window + 60000 }
+return { count, window + length }
 `
 }).withReturnType<[number, number]>()
 
@@ -85,8 +88,10 @@ export const make = Effect.gen(function*() {
     )
 
   return RateLimiter.RateLimiter.of({
-    hit: (keyId, limit) => onRedis(hit(`dropshelf:ratelimit:${keyId}`), limit, false, () => fallback.hit(keyId, limit)),
-    peek: (keyId, limit) => onRedis(peek(`dropshelf:ratelimit:${keyId}`), limit, true, () => fallback.peek(keyId, limit))
+    hit: (keyId, limit, windowMs = Time.MINUTE) =>
+      onRedis(hit(`dropshelf:ratelimit:${keyId}`, windowMs), limit, false, () => fallback.hit(keyId, limit, windowMs)),
+    peek: (keyId, limit, windowMs = Time.MINUTE) =>
+      onRedis(peek(`dropshelf:ratelimit:${keyId}`, windowMs), limit, true, () => fallback.peek(keyId, limit, windowMs))
   })
 })
 
@@ -156,8 +161,8 @@ export const layerWithPing = (url: string): Layer.Layer<RateLimiter.RateLimiter 
         Effect.forkIn(scope)
       )
       return provide(RateLimiter.RateLimiter.of({
-        hit: (keyId, limit) => shared === undefined ? fallback.hit(keyId, limit) : shared.hit(keyId, limit),
-        peek: (keyId, limit) => shared === undefined ? fallback.peek(keyId, limit) : shared.peek(keyId, limit)
+        hit: (keyId, limit, windowMs) => shared === undefined ? fallback.hit(keyId, limit, windowMs) : shared.hit(keyId, limit, windowMs),
+        peek: (keyId, limit, windowMs) => shared === undefined ? fallback.peek(keyId, limit, windowMs) : shared.peek(keyId, limit, windowMs)
       }))
     })
   )

@@ -13,10 +13,10 @@ const awayFromMinuteEdge = async () => {
 
 const limiterOn = (redisUrl: string) => ManagedRuntime.make(RateLimitRedis.layer(redisUrl))
 
-const hit = (runtime: ManagedRuntime.ManagedRuntime<RateLimiter.RateLimiter, never>, keyId: string, limit: number) =>
+const hit = (runtime: ManagedRuntime.ManagedRuntime<RateLimiter.RateLimiter, never>, keyId: string, limit: number, windowMs?: number) =>
   runtime.runPromise(Effect.gen(function*() {
     const limiter = yield* RateLimiter.RateLimiter
-    return yield* limiter.hit(keyId, limit)
+    return yield* limiter.hit(keyId, limit, windowMs)
   }))
 
 const peek = (runtime: ManagedRuntime.ManagedRuntime<RateLimiter.RateLimiter, never>, keyId: string, limit: number) =>
@@ -61,6 +61,24 @@ describe.skipIf(url === undefined)(`Redis rate limiter${url === undefined ? " (s
       expect(await hit(runtime, b, 2)).toMatchObject({ allowed: true, remaining: 1 })
     } finally {
       await runtime.dispose()
+    }
+  })
+
+  it("an hour-long window (the snapshot allowance) is shared by instances and ends at the next wall-clock hour", async () => {
+    const [one, other] = [limiterOn(url!), limiterOn(url!)]
+    try {
+      const hour = 3_600_000
+      const keyId = `test-snapshot-${crypto.randomUUID()}`
+      const decisions = []
+      for (let i = 0; i < 5; i++) decisions.push(await hit(i % 2 === 0 ? one : other, keyId, 4, hour))
+      expect(decisions.map((decision) => decision.allowed)).toEqual([true, true, true, true, false])
+      expect(decisions.map((decision) => decision.remaining)).toEqual([3, 2, 1, 0, 0])
+      const resetAt = decisions[4]!.resetAt
+      expect(resetAt % hour).toBe(0)
+      expect(resetAt - Date.now()).toBeGreaterThan(0)
+      expect(resetAt - Date.now()).toBeLessThanOrEqual(hour)
+    } finally {
+      await Promise.all([one.dispose(), other.dispose()])
     }
   })
 

@@ -84,6 +84,22 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
       }
     })
 
+  /** The rows as they are at the call (records are never mutated, only replaced), handed over chunk by chunk. */
+  const snapshot = (request: ListingStore.SnapshotRequest, emit: (chunk: ListingStore.SnapshotChunk) => Effect.Effect<void>) =>
+    Effect.gen(function*() {
+      const visible = [...rows.values()].filter((row) => row.status === "active" && row.discoveredAt <= request.visibleBefore)
+      const { reader } = request
+      for (let start = 0; start < visible.length; start += request.chunkSize) {
+        const chunk = visible.slice(start, start + request.chunkSize)
+        const ids = chunk.map((row) => row.id)
+        yield* emit({
+          rows: chunk,
+          running: state.runningOn(ids, reader.at),
+          revealed: reader.revealsOf === undefined ? new Set() : state.revealedAmong(reader.revealsOf, ids)
+        })
+      }
+    })
+
   const upsert = (batch: ReadonlyArray<ListingStore.ListingInput>) =>
     Effect.map(now, (at) => {
       let inserted = 0
@@ -124,6 +140,7 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
 
   return ListingStore.ListingStore.of({
     page,
+    snapshot,
     find: (id) => Effect.sync(() => rows.get(id)),
     unknownCodes: (field, codes) =>
       Effect.sync(() => {

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ApiKey, Cursor, Directory, Errors, HoldStore, KeyStore, ListingStore, ListQuery, Operators, Plan, RevealStore } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Context, Effect, Layer, Tracer } from "effect"
+import { Context, Effect, Layer, Stream, Tracer } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
 import { TestClock } from "effect/testing"
 import { callerOn, DAY, HOUR, id, listing, load, T0 } from "./support.ts"
@@ -563,4 +563,65 @@ describe("Directory: tracing", () => {
       assert.strictEqual(page.status._tag, "Ended")
     }).pipe(Effect.provideService(Tracer.Tracer, tracer)))
   })
+})
+
+describe("Directory: bulk snapshot", () => {
+  /** The directory over memory stores whose listing store hands over `chunks` chunks and counts them. */
+  const withCountedSnapshot = (chunks: number) => {
+    const progress = { emitted: 0 }
+    const counting = Layer.effect(ListingStore.ListingStore, Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      return ListingStore.ListingStore.of({
+        ...listings,
+        snapshot: (_request, emit) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < chunks; i++) {
+              yield* emit({ rows: [{ ...listing(`SNAPC${String(i).padStart(3, "0")}`), updatedAt: T0 } as never], running: new Map(), revealed: new Set() })
+              progress.emitted++
+            }
+          })
+      })
+    }))
+    const layer = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+      Layer.provide(counting),
+      Layer.provideMerge(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
+      Layer.provideMerge(StoreMemory.layer),
+      Layer.provideMerge(StoreMemory.layerCrypto)
+    )
+    return { progress, layer }
+  }
+
+  it.effect("reads at most a chunk or two ahead of a consumer that is slower than the store", () => {
+    const { layer, progress } = withCountedSnapshot(40)
+    return Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const directory = yield* Directory.Directory
+      const { caller } = yield* callerOn("business")
+      let consumed = 0
+      let mostAhead = 0
+      let end: Directory.SnapshotItem | undefined
+      yield* Stream.runForEach(yield* directory.snapshot(caller), (item) =>
+        Effect.gen(function*() {
+          if (item._tag === "End") end = item
+          else consumed++
+          // A slow consumer: the store gets every chance to run ahead.
+          for (let i = 0; i < 20; i++) yield* Effect.yieldNow
+          mostAhead = Math.max(mostAhead, progress.emitted - consumed)
+        }))
+      assert.strictEqual(consumed, 40)
+      assert.strictEqual(end?._tag, "End")
+      assert.isAtMost(mostAhead, 2)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("is for plans with the since feed; free and pro are refused UpgradeRequired naming snapshot", () =>
+    run(Effect.gen(function*() {
+      const directory = yield* Directory.Directory
+      for (const plan of ["free", "pro"] as const) {
+        const { caller } = yield* callerOn(plan, `snap-${plan}`)
+        const error = yield* Effect.flip(directory.snapshot(caller))
+        assert.instanceOf(error, Errors.UpgradeRequired)
+        assert.strictEqual(error.feature, "snapshot")
+      }
+    })))
 })

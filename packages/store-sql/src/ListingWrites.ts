@@ -29,7 +29,7 @@ const numberText = (value: number | null): string | null => (value === null ? nu
 type Column = readonly [name: string, type: string, text: (input: ListingStore.ListingInput) => string | null]
 
 /** The upserted columns in statement order, each with how an input becomes its text (or null). */
-const UPSERT_COLUMNS: ReadonlyArray<Column> = [
+export const UPSERT_COLUMNS: ReadonlyArray<Column> = [
   ["id", "text", (i) => i.id],
   ["domain", "text", (i) => i.domain],
   ["tier", "text", (i) => i.tier],
@@ -60,10 +60,10 @@ const UPSERT_COLUMNS: ReadonlyArray<Column> = [
   ["search_text", "text", (i) => ListingFilter.searchText(i)]
 ]
 
-const UPSERT_NAMES = UPSERT_COLUMNS.map(([name]) => name).join(", ")
+export const UPSERT_NAMES = UPSERT_COLUMNS.map(([name]) => name).join(", ")
 const UPSERT_SELECT = UPSERT_COLUMNS.map(([name, type]) => (type === "text" ? `u.${name}` : `u.${name}::${type}`))
   .join(", ")
-const UPSERT_SET = UPSERT_COLUMNS.filter(([name]) => name !== "id" && name !== "discovered_at")
+export const UPSERT_SET = UPSERT_COLUMNS.filter(([name]) => name !== "id" && name !== "discovered_at")
   .map(([name]) => `${name} = EXCLUDED.${name}`)
   .join(", ")
 
@@ -91,19 +91,28 @@ export const upsertStatement = (sql: SqlClient.SqlClient, arrays: ReadonlyArray<
         ON CONFLICT (id) DO UPDATE SET ${sql.literal(UPSERT_SET)}
         RETURNING (xmax = 0) AS inserted`
 
+/** How a batch of distinct ids is written: how many rows it wrote, and how many of them were new. */
+export type BatchWriter<E> = (batch: ReadonlyArray<ListingStore.ListingInput>) => Effect.Effect<{ readonly inserted: number; readonly merged: number }, E>
+
+/** The store's upsert over a writer of distinct ids. */
+export const upsertWith = <E>(write: BatchWriter<E>) => (batch: ReadonlyArray<ListingStore.ListingInput>) =>
+  Effect.gen(function*() {
+    if (batch.length === 0) return { inserted: 0, updated: 0 }
+    // One statement cannot touch a row twice: the last occurrence of an id wins, the
+    // earlier ones count as updates, as they would one statement at a time.
+    const last = new Map<string, ListingStore.ListingInput>()
+    for (const input of batch) last.set(input.id, input)
+    const repeats = batch.length - last.size
+    const { inserted, merged } = yield* write([...last.values()])
+    return { inserted, updated: merged - inserted + repeats }
+  }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.upsert"))
+
 export const make = (sql: SqlClient.SqlClient) => {
-  const upsert = (batch: ReadonlyArray<ListingStore.ListingInput>) =>
-    Effect.gen(function*() {
-      if (batch.length === 0) return { inserted: 0, updated: 0 }
-      // One statement cannot touch a row twice: the last occurrence of an id wins, the
-      // earlier ones count as updates, as they would one statement at a time.
-      const last = new Map<string, ListingStore.ListingInput>()
-      for (const input of batch) last.set(input.id, input)
-      const repeats = batch.length - last.size
-      const rows = yield* upsertStatement(sql, upsertArrays([...last.values()]))
-      const inserted = rows.filter((row) => row.inserted === true).length
-      return { inserted, updated: rows.length - inserted + repeats }
-    }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.upsert"))
+  const upsert = upsertWith((distinct) =>
+    Effect.map(upsertStatement(sql, upsertArrays(distinct)), (rows) => ({
+      inserted: rows.filter((row) => row.inserted === true).length,
+      merged: rows.length
+    })))
 
   const delist = (ids: ReadonlyArray<Ids.ListingId>, reason: Listing.DelistReason) =>
     Effect.gen(function*() {

@@ -1,11 +1,13 @@
 import { type Ids, ListingStore } from "@dropshelf/core"
-import { Effect, Layer, Scope } from "effect"
+import { Effect, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import * as CopyLoader from "./CopyLoader.ts"
 import * as ListingCache from "./ListingCache.ts"
 import * as ListingQuery from "./ListingQuery.ts"
-import { answersFor, COLUMNS, toRecord } from "./ListingRows.ts"
+import { answersFor, COLUMNS, layoutOf, readerAnswers, revealersOf, toRecord } from "./ListingRows.ts"
 import * as ListingWrites from "./ListingWrites.ts"
 import * as PageReads from "./PageReads.ts"
+import { toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
 import * as SinceFeed from "./SinceFeed.ts"
 
@@ -31,6 +33,9 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   const reads = PageReads.make(sql, scope, cache, query)
   const since = SinceFeed.make(sql, scope, options.syncLagSeconds, query, reads)
   const writes = ListingWrites.make(sql)
+  // On server PostgreSQL imports go through COPY (CopyLoader); PGlite keeps the one-statement upsert.
+  const copy = yield* Effect.serviceOption(CopyLoader.CopyLoader)
+  const upsert = Option.isSome(copy) ? ListingWrites.upsertWith(copy.value.load) : writes.upsert
 
   const findOne = (id: Ids.ListingId) =>
     sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}`.values.pipe(
@@ -59,6 +64,30 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       // A page with no rows carries no answer for its anchor: then it is looked up.
       return Effect.map(find(after.id), (found) => result(found !== undefined))
     }).pipe(Effect.withSpan("SqlListingStore.page", undefined, { captureStackTrace: false }))
+
+  /**
+   * One REPEATABLE READ, READ ONLY transaction: every FETCH reads the state its first statement
+   * saw, whatever commits meanwhile. A server-side cursor hands rows over a chunk at a time, so
+   * neither the server nor this process holds the whole result, and the next chunk is fetched
+   * only once `emit` has taken the last. The reader's holds and reveals are read per chunk in the
+   * same transaction (on PGlite, the one connection it holds).
+   */
+  const snapshot = (request: ListingStore.SnapshotRequest, emit: (chunk: ListingStore.SnapshotChunk) => Effect.Effect<void>) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`
+      yield* sql`DECLARE dropshelf_snapshot NO SCROLL CURSOR FOR
+        SELECT ${sql.literal(COLUMNS)} FROM listings
+        WHERE status = 'active' AND discovered_at <= ${toDate(request.visibleBefore)}`
+      const fetch = sql.unsafe(`FETCH FORWARD ${Math.max(1, Math.trunc(request.chunkSize))} FROM dropshelf_snapshot`).values
+      const revealers = revealersOf(request.reader)
+      while (true) {
+        const rows = yield* fetch
+        if (rows.length === 0) break
+        const records = rows.map(toRecord)
+        const answers = readerAnswers(yield* query.readerOf(records.map((record) => record.id), request.reader, revealers), layoutOf(false, 1))
+        yield* emit({ rows: records, ...answersFor(request.reader, answers) })
+      }
+    })).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.snapshot", undefined, { captureStackTrace: false }))
 
   /** One index probe per code (listings_category, listings_source), not a DISTINCT over every matching row. */
   const unknownCodes = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) => {
@@ -93,11 +122,13 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
 
   return ListingStore.ListingStore.of({
     page,
+    snapshot,
     find,
     unknownCodes,
     knownCodes,
     syncedAt: since.syncedAt,
-    ...writes
+    ...writes,
+    upsert
   })
 })
 

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { gzip } from "node:zlib"
 import * as AuthCache from "./AuthCache.ts"
+import * as CopyLoader from "./CopyLoader.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as Migrations from "./Migrations.ts"
 import * as PgliteClient from "./PgliteClient.ts"
@@ -286,10 +287,14 @@ export const layerPgClient = (
     )
   )
 
-/** The SqlClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open. */
+/**
+ * The SqlClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open,
+ * and the import's COPY loader on the same server (CopyLoader.ts).
+ */
 export const layerServerClient = (
   options: { readonly url: string; readonly maxConnections?: number }
-): Layer.Layer<SqlClient.SqlClient, StoreOpenError> => layerPgClient(options)
+): Layer.Layer<SqlClient.SqlClient | CopyLoader.CopyLoader, StoreOpenError> =>
+  Layer.merge(layerPgClient(options), CopyLoader.layer(options.url))
 
 /** Embedded deployment: the six ports and the SqlClient over PGlite in `dataDir`, and its dump. */
 export const layerPglite = (
@@ -311,7 +316,10 @@ export const layerServer = (options: { readonly url: string; readonly maxConnect
         message: `maxConnections must be an integer of at least 2 (one connection listens for key and plan changes); got ${options.maxConnections}`
       })
     ))
-    : layerAuthListener.pipe(Layer.provideMerge(layerStores), Layer.provideMerge(layerPgClient(options)))
+    : layerAuthListener.pipe(
+      Layer.provideMerge(layerStores),
+      Layer.provideMerge(Layer.merge(layerPgClient(options), CopyLoader.layer(options.url)))
+    )
 
 /** `DATABASE_URL` set (non-empty): the server; otherwise PGlite in `DROPSHELF_DATA_DIR` (default `./.dropshelf`). */
 export const layerFromEnv: Layer.Layer<Services, StoreOpenError> = Layer.unwrap(

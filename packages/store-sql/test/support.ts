@@ -7,7 +7,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import * as PgliteClient from "../src/PgliteClient.ts"
-import { StoreSql } from "../src/index.ts"
+import { CopyLoader, StoreSql } from "../src/index.ts"
 
 /*
  * Fresh databases for every test, cheaply: one PGlite (or one server database) per test file,
@@ -117,6 +117,15 @@ export const serverClient = (databaseUrl: () => string, maxConnections = 20): La
 
 export const serverStores = (databaseUrl: () => string): Layer.Layer<StoreSql.Services> =>
   StoreSql.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl)))
+
+/** As `serverStores`, with imports through COPY (CopyLoader) into the same schema, as a served deployment writes them. */
+export const serverCopyStores = (databaseUrl: () => string): Layer.Layer<StoreSql.Services | CopyLoader.CopyLoader> =>
+  Layer.unwrap(Effect.sync(() => {
+    const schema = nextSchema()
+    const client = Layer.effect(SqlClient.SqlClient, Effect.flatMap(Effect.suspend(() => serverClientIn(databaseUrl(), schema)), migrated))
+    const loader = Layer.suspend(() => CopyLoader.layer(databaseUrl(), { searchPath: `${schema},public` }))
+    return StoreSql.layerStores.pipe(Layer.provideMerge(Layer.merge(client, loader)))
+  }))
 
 /**
  * A suite that needs a PostgreSQL server: skipped, saying why, without DATABASE_URL; otherwise

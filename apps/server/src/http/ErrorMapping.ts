@@ -9,6 +9,7 @@ import {
   InvalidRequestError,
   NotFoundError,
   SinceTooOldError,
+  SnapshotLimitedError,
   UnauthorizedError,
   UpgradeRequiredError
 } from "@dropshelf/api/ApiErrors"
@@ -40,6 +41,7 @@ export type DomainError =
   | Errors.HoldNotFound
   | Errors.IdempotencyKeyReused
   | Errors.IdempotencyKeyInUse
+  | Errors.SnapshotLimitReached
 
 /** The wire error class (and so the status) of each domain refusal. */
 export interface WireErrorOf {
@@ -60,6 +62,7 @@ export interface WireErrorOf {
   readonly HoldNotFound: NotFoundError
   readonly IdempotencyKeyReused: IdempotencyKeyReusedError
   readonly IdempotencyKeyInUse: IdempotencyKeyInUseError
+  readonly SnapshotLimitReached: SnapshotLimitedError
 }
 
 type Row<K extends DomainError["_tag"]> = (error: Extract<DomainError, { readonly _tag: K }>, operation: Operation) => WireErrorOf[K]
@@ -169,6 +172,15 @@ const TABLE: { readonly [K in DomainError["_tag"]]: Row<K> } = {
       error: {
         code: "idempotency_key_in_use",
         message: `The first request with the idempotency key ${Quote.quote(e.key)} is still running; send this one again with the same key in a moment`
+      }
+    }),
+  SnapshotLimitReached: (e) =>
+    new SnapshotLimitedError({
+      error: {
+        code: "snapshot_limit_reached",
+        message: `This account has started its ${e.limit} bulk snapshots for this hour; retry after ${e.retryAfter} s, and follow the since feed meanwhile`,
+        limit: e.limit,
+        retry_after: e.retryAfter
       }
     })
 }

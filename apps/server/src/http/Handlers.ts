@@ -1,7 +1,9 @@
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Stream } from "effect"
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
-import { Directory, Idempotency, ListingJson } from "@dropshelf/core"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import { constants as zlibConstants, createGzip } from "node:zlib"
+import { Directory, Errors, Idempotency, ListingJson, Plan, RateLimiter, Time } from "@dropshelf/core"
 import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "@dropshelf/api/Api"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
@@ -71,11 +73,62 @@ export const nextLink = (url: string, cursor: string): string => {
   return `<${end === -1 ? url : url.slice(0, end)}?${query}>; rel="next"`
 }
 
+/** Whether `Accept-Encoding` accepts gzip: named with a q above 0, or `*` (RFC 9110 section 12.5.3). */
+export const acceptsGzip = (header: string | undefined): boolean => {
+  if (header === undefined) return false
+  let star = false
+  for (const part of header.split(",")) {
+    const [coding, ...params] = part.trim().toLowerCase().split(";")
+    const q = params.map((param) => param.trim()).find((param) => param.startsWith("q="))
+    const accepted = q === undefined || Number(q.slice(2)) > 0
+    if (coding === "gzip" || coding === "x-gzip") return accepted
+    if (coding === "*") star = accepted
+  }
+  return star
+}
+
+/** Rows rendered into one piece of the body: pieces stay small enough to die young (ListingJson). */
+const SNAPSHOT_PIECE_ROWS = 100
+
+/** A snapshot's items as NDJSON bytes: each listing as a page shows it, then the closing line. */
+const snapshotBytes = (items: Stream.Stream<Directory.SnapshotItem>): Stream.Stream<Uint8Array> => {
+  let listings = 0
+  return Stream.flattenIterable(Stream.map(items, (item): Array<Uint8Array> => {
+    if (item._tag === "End") {
+      return [Buffer.from(`${JSON.stringify({ synced_at: Time.toIso(item.syncedAt), listings })}\n`)]
+    }
+    const pieces: Array<Uint8Array> = []
+    for (let start = 0; start < item.rows.length; start += SNAPSHOT_PIECE_ROWS) {
+      let text = ""
+      for (const row of item.rows.slice(start, start + SNAPSHOT_PIECE_ROWS)) text += `${ListingJson.rowJson(row, { keep: false })}\n`
+      pieces.push(Buffer.from(text))
+    }
+    listings += item.rows.length
+    return pieces
+  }))
+}
+
 const DomainsHandlers = HttpApiBuilder.group(
   DropshelfApi,
   "domains",
   Effect.fn(function*(handlers) {
     const directory = yield* Directory.Directory
+    const limiter = yield* RateLimiter.RateLimiter
+
+    /** The account's hourly allowance of snapshots, counted only for a caller whose plan has them. */
+    const startSnapshot = Effect.fnUntraced(function*(caller: Directory.Caller) {
+      const items = yield* directory.snapshot(caller)
+      const allowance = yield* limiter.hit(`snapshot:${caller.accountId}`, Plan.SNAPSHOTS_PER_HOUR, Time.HOUR)
+      if (!allowance.allowed) {
+        const retryAfter = Math.max(1, Math.ceil((allowance.resetAt - (yield* Clock.currentTimeMillis)) / 1000))
+        yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+          Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(retryAfter)))
+        )
+        return yield* new Errors.SnapshotLimitReached({ limit: allowance.limit, retryAfter })
+      }
+      return items
+    })
+
     return handlers.handleAll({
       list: ({ query, request }) =>
         withCaller(({ caller }) => {
@@ -89,6 +142,21 @@ const DomainsHandlers = HttpApiBuilder.group(
             refuseAs("read")
           )
         }),
+      snapshot: ({ request }) =>
+        withCaller(({ caller }) =>
+          startSnapshot(caller).pipe(
+            Effect.map((items) => {
+              const bytes = snapshotBytes(items)
+              // Fastest level: a snapshot is large, and the CPU is the server's; level 1 still shrinks it ~5x.
+              const gzip = acceptsGzip(request.headers["accept-encoding"])
+              const body = gzip ? NodeStream.pipeThroughSimple(bytes, () => createGzip({ level: zlibConstants.Z_BEST_SPEED })) : bytes
+              return HttpServerResponse.stream(body, {
+                contentType: "application/x-ndjson",
+                headers: gzip ? { "content-encoding": "gzip", vary: "Accept-Encoding" } : { vary: "Accept-Encoding" }
+              })
+            }),
+            refuseAs("read")
+          )),
       get: ({ params }) =>
         withCaller(({ caller }) =>
           directory.getRecord(caller, params.id).pipe(

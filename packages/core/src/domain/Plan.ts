@@ -65,6 +65,12 @@ export const Plans: { readonly [P in PlanName]: PlanLimits } = {
   }
 }
 
+/**
+ * Bulk snapshots (`GET /domains/snapshot`) an account may start per wall-clock hour, on a plan
+ * with the since feed: a snapshot replaces thousands of feed pages, once, at the start of a sync.
+ */
+export const SNAPSHOTS_PER_HOUR = 4
+
 export const effectivePlan = (stored: StoredPlan): PlanLimits => Plans[stored === "lapsed" ? "free" : stored]
 
 export const holdWindowMs = (plan: PlanLimits): number => plan.holdHours * HOUR

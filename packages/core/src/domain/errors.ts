@@ -34,6 +34,12 @@ export class SinceTooOld extends Schema.TaggedError<SinceTooOld>()("SinceTooOld"
   horizonDays: Schema.Number
 }) {}
 
+/** The account has started as many bulk snapshots as it may this hour; another is allowed in `retryAfter` whole seconds. */
+export class SnapshotLimitReached extends Schema.TaggedError<SnapshotLimitReached>()("SnapshotLimitReached", {
+  limit: Schema.Number,
+  retryAfter: Schema.Number
+}) {}
+
 /** No such listing, or one this caller cannot see (left the directory, not active, inside the access delay). */
 export class ListingNotFound extends Schema.TaggedError<ListingNotFound>()("ListingNotFound", {
   listingId: Schema.String

@@ -54,6 +54,24 @@ export interface PageResult {
   readonly anchorExists: boolean
 }
 
+/** A bulk snapshot: every active row the reader may see, read from one consistent state of the store. */
+export interface SnapshotRequest {
+  /** Access delay: only rows with `discoveredAt <= visibleBefore`. */
+  readonly visibleBefore: Instant
+  /** Rows handed over at a time. */
+  readonly chunkSize: number
+  readonly reader: PageReader
+}
+
+/** Rows of a snapshot and, as for a page, what the reader needs of each. */
+export interface SnapshotChunk {
+  readonly rows: ReadonlyArray<ListingRecord>
+  /** Exactly `HoldStore.runningOn(ids of rows, reader.at)`. */
+  readonly running: ReadonlyMap<string, HoldRecord>
+  /** Exactly `RevealStore.revealedAmong(reader.revealsOf, ids of rows)`; empty when `revealsOf` is undefined. */
+  readonly revealed: ReadonlySet<string>
+}
+
 /** A listing as written by an import: exact figures; `discoveredAt` applies only on insert. */
 export interface ListingInput extends Omit<ListingRecord, "updatedAt" | "status" | "discoveredAt"> {
   readonly status: Extract<ListingStatus, "active" | "draft" | "blocked">
@@ -89,6 +107,14 @@ export class ListingStore extends Context.Service<ListingStore, {
    * and never later than a change that may still commit.
    */
   readonly syncedAt: Effect.Effect<Instant>
+  /**
+   * Every active row visible before `request.visibleBefore`, in chunks of at most `chunkSize`,
+   * in no promised order, all read from one state of the store: a write that commits while it
+   * runs is seen whole or not at all. `emit` is awaited before the next chunk is read, so a slow
+   * consumer slows the read rather than growing memory. A write that was not seen carries an
+   * `updatedAt` at or after a `syncedAt` read before the call.
+   */
+  readonly snapshot: (request: SnapshotRequest, emit: (chunk: SnapshotChunk) => Effect.Effect<void>) => Effect.Effect<void>
   readonly upsert: (batch: ReadonlyArray<ListingInput>) => Effect.Effect<UpsertResult>
   /** Active, draft or blocked rows among `ids` leave the directory; returns the ids that changed. */
   readonly delist: (ids: ReadonlyArray<ListingId>, reason: DelistReason) => Effect.Effect<ReadonlyArray<ListingId>>

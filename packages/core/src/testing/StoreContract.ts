@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, type Layer } from "effect"
+import { Effect, Exit, Fiber, type Layer } from "effect"
 import fc from "fast-check"
 import type { Allowance } from "../domain/RevealLedger.ts"
 import * as Errors from "../domain/errors.ts"
@@ -16,7 +16,7 @@ import { AccountStore } from "../ports/AccountStore.ts"
 import { HoldStore } from "../ports/HoldStore.ts"
 import { IdempotencyStore } from "../ports/IdempotencyStore.ts"
 import { KeyStore } from "../ports/KeyStore.ts"
-import { ListingStore, type PageRequest } from "../ports/ListingStore.ts"
+import { ListingStore, type PageRequest, type SnapshotChunk } from "../ports/ListingStore.ts"
 import { RevealStore } from "../ports/RevealStore.ts"
 import { listingInput, variedListings } from "./fixtures.ts"
 
@@ -336,7 +336,8 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
                   if (row !== undefined) before.set(id, row)
                 }
                 const stamps = [...before.values()].map((row) => row.updatedAt).sort((a, b) => a - b)
-                const cutoff = stamps[pick % stamps.length]! + (past ? 1 : 0)
+                // A history of delistings alone of ids never imported leaves no row: any cutoff then.
+                const cutoff = stamps.length === 0 ? Date.now() : stamps[pick % stamps.length]! + (past ? 1 : 0)
                 const doomed = [...before.values()].filter((row) =>
                   (row.status === "sold" || row.status === "blocked" || row.status === "delisted") && row.updatedAt < cutoff
                 )
@@ -476,6 +477,55 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.deepStrictEqual(yield* store.knownCodes("category", "zzz", 10), [])
         assert.deepStrictEqual(yield* store.knownCodes("source", "", 10), ["auction", "manual", "pool"])
         assert.deepStrictEqual(yield* store.knownCodes("source", "b", 1), ["manual"])
+      })))
+
+    it.live("a snapshot hands over every active row visible before its bound, once, in chunks of at most chunkSize", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const visible = Array.from({ length: 23 }, (_, i) => listingInput(`SNAP${String(i).padStart(4, "0")}`))
+        yield* store.upsert([
+          ...visible,
+          listingInput("SNAPLATE", { discoveredAt: T0 + 2 * DAY }),
+          listingInput("SNAPDRFT", { status: "draft" }),
+          listingInput("SNAPSOLD")
+        ])
+        yield* store.delist(["SNAPSOLD" as ListingId], "sold")
+        const chunks: Array<SnapshotChunk> = []
+        yield* store.snapshot({ visibleBefore: T0 + DAY, chunkSize: 5, reader: { at: T0, revealsOf: undefined } }, (chunk) =>
+          Effect.sync(() => {
+            chunks.push(chunk)
+          }))
+        assert.isTrue(chunks.every((chunk) => chunk.rows.length >= 1 && chunk.rows.length <= 5))
+        const ids = chunks.flatMap((chunk) => chunk.rows.map((row) => row.id))
+        assert.deepStrictEqual([...ids].sort(), visible.map((input) => input.id))
+        assert.deepStrictEqual(chunks.flatMap((chunk) => chunk.rows).find((row) => row.id === "SNAP0003"), yield* store.find("SNAP0003" as ListingId))
+      })))
+
+    it.live("a write committed while a snapshot is read is not in it, not even in part", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const inputs = Array.from({ length: 30 }, (_, i) => listingInput(`CONS${String(i).padStart(4, "0")}`))
+        yield* store.upsert(inputs)
+        const rewritten = [inputs[0]!, inputs[14]!, inputs[29]!].map((input) => ({ ...input, blurb: "rewritten" }))
+        // The write runs outside the snapshot's context (on SQL: not inside its transaction).
+        const outside = yield* Effect.context<never>()
+        let writer: Fiber.Fiber<unknown> | undefined
+        const seen: Array<string | null> = []
+        yield* store.snapshot({ visibleBefore: T0 + DAY, chunkSize: 4, reader: { at: T0, revealsOf: undefined } }, (chunk) =>
+          Effect.gen(function*() {
+            if (writer === undefined) {
+              // A fiber of its own, started from the context outside: a forked one would inherit the transaction.
+              writer = Effect.runFork(Effect.provideContext(store.upsert(rewritten), outside))
+              // Where the store can take the write meanwhile, it commits before the next chunk; an
+              // embedded database with one connection makes it wait for the snapshot instead.
+              yield* Effect.ignore(Effect.timeout(Fiber.await(writer), 300))
+            }
+            for (const row of chunk.rows) if (rewritten.some((input) => input.id === row.id)) seen.push(row.blurb)
+          }))
+        yield* Fiber.await(writer!)
+        assert.strictEqual(seen.length, 3)
+        assert.deepStrictEqual(seen, [inputs[0]!.blurb, inputs[14]!.blurb, inputs[29]!.blurb])
+        assert.strictEqual((yield* store.find("CONS0014" as ListingId))!.blurb, "rewritten")
       })))
 
     it.live("stamps availability and backfills only missing masks", () =>
