@@ -1,5 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite"
-import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, RevealStore } from "@dropshelf/core"
+import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, RevealStore, WatchStore } from "@dropshelf/core"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Config, Duration, Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -14,6 +14,7 @@ import * as SqlIdempotencyStore from "./SqlIdempotencyStore.ts"
 import * as SqlKeyStore from "./SqlKeyStore.ts"
 import * as SqlListingStore from "./SqlListingStore.ts"
 import * as SqlRevealStore from "./SqlRevealStore.ts"
+import * as SqlWatchStore from "./SqlWatchStore.ts"
 
 /** The six storage ports of the core. */
 export type Stores =
@@ -23,6 +24,7 @@ export type Stores =
   | AccountStore.AccountStore
   | KeyStore.KeyStore
   | IdempotencyStore.IdempotencyStore
+  | WatchStore.WatchStore
 
 /** What every deployment layer provides: the six ports and the SqlClient they run on. */
 export type Services = Stores | SqlClient.SqlClient
@@ -46,7 +48,8 @@ export const layerStores: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlCl
   SqlHoldStore.layer,
   SqlAccountStore.layer,
   SqlKeyStore.layer,
-  SqlIdempotencyStore.layer
+  SqlIdempotencyStore.layer,
+  SqlWatchStore.layer
 ).pipe(Layer.provideMerge(AuthCache.AuthCache.layer))
 
 /**
