@@ -40,7 +40,7 @@ export const make = (options: {
 
   /** Called by the listing store on every write of a row, in the same step. */
   const written = (before: Listing.ListingRecord | undefined, after: Listing.ListingRecord) => {
-    if (before !== undefined && Listing.isTombstone(before.status) && after.status === "active") {
+    if (before !== undefined && Listing.isTombstone(before.status) && !Listing.isTombstone(after.status)) {
       generations.set(after.id, (generations.get(after.id) ?? 0) + 1)
     }
     // Only while some watch exists: a directory nobody watches keeps no queue.

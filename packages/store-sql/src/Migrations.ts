@@ -223,8 +223,8 @@ const idempotencyKeys = statements(
 /*
  * 0006: watches (SqlWatchStore). Statement-level triggers on listings record a change event per
  * written row while any watch exists (every write path, COPY included, goes through them), and
- * count a listing's generations: a row that goes from sold, blocked or delisted back to active
- * starts the next one. Matches are unique per (watch, listing, generation); a match's delivery
+ * count a listing's generations: a row that comes back from sold, blocked or delisted (to active
+ * or draft) starts the next one. Matches are unique per (watch, listing, generation); a match's delivery
  * job is the outbox row written in the same transaction.
  */
 const watches = statements(
@@ -301,7 +301,7 @@ const watches = statements(
   BEGIN
     INSERT INTO listing_generations (listing_id, generation)
       SELECT n.id, 1 FROM new_rows n JOIN old_rows o ON o.id = n.id
-      WHERE o.status IN ('sold', 'blocked', 'delisted') AND n.status = 'active'
+      WHERE o.status IN ('sold', 'blocked', 'delisted') AND n.status NOT IN ('sold', 'blocked', 'delisted')
       ON CONFLICT (listing_id) DO UPDATE SET generation = listing_generations.generation + 1;
     IF EXISTS (SELECT 1 FROM watches) THEN
       INSERT INTO watch_events (listing_id, due_at, kind) SELECT id, updated_at, 'change' FROM new_rows;

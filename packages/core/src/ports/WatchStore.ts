@@ -88,8 +88,8 @@ export interface CandidateRow {
  *
  * Every write of a listing (upsert, delist, availability stamp) records a change event: the
  * memory store as part of the write, the SQL store with a trigger on `listings` (so an import
- * by COPY is seen too). A change of a listing from sold, blocked or delisted back to active
- * starts its next generation.
+ * by COPY is seen too). A listing that comes back from sold, blocked or delisted (to active or
+ * draft) starts its next generation.
  */
 export class WatchStore extends Context.Service<WatchStore, {
   /** Adds the watch unless the account already has `limit` watches. */
