@@ -1,4 +1,5 @@
-import { RdapAvailability, Server } from "@dropshelf/server"
+import { Watches } from "@dropshelf/core"
+import { RdapAvailability, Server, WebhookDelivery } from "@dropshelf/server"
 import { StoreSql } from "@dropshelf/store-sql"
 import { Config, Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
@@ -33,6 +34,7 @@ export const serve = <E = never>(
     }
     yield* before
     const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, ...settings }))
+    if (yield* WebhookDelivery.workerFromEnv) yield* Layer.build(Watches.Watches.layerWorker)
     stopsOnSignal.gracefully = true
     const address = Context.get(server, HttpServer.HttpServer).address
     const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
@@ -40,5 +42,15 @@ export const serve = <E = never>(
     return yield* Effect.never
   }).pipe(
     Effect.scoped,
-    Effect.provide(Runtime.serverLayer(config, RdapAvailability.layerFromEnv))
+    Effect.provide(watchesLayer(config))
+  )
+
+/**
+ * `Watches` over the server's storage, its settings from the environment, with every service
+ * `serve` runs against.
+ */
+const watchesLayer = (config: Runtime.DropshelfConfig) =>
+  WebhookDelivery.layerFromEnv.pipe(
+    Layer.provide(Runtime.layerCrypto),
+    Layer.provideMerge(Runtime.serverLayer(config, RdapAvailability.layerFromEnv))
   )

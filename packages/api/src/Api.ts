@@ -19,6 +19,7 @@ import {
   UpgradeRequiredError
 } from "./ApiErrors.ts"
 import { finishDocument } from "./OpenApiDocument.ts"
+import { WatchesGroup } from "./WatchesApi.ts"
 
 /** The version of the resource shapes under `/api/v1`. */
 export const API_VERSION = "1.2.0"
@@ -168,6 +169,7 @@ export class DropshelfApi extends HttpApi.make("dropshelf")
   .add(AccountGroup)
   .add(DomainsGroup)
   .add(HoldsGroup)
+  .add(WatchesGroup)
   .add(MetaGroup)
   .middleware(ApiKeyAuth)
   .prefix(API_PREFIX)

@@ -12,8 +12,9 @@ const Timestamp = Schema.String.annotate({
 })
 
 /**
- * The complete set of `error.code` values: the spec's eight (its Errors section), and the two
- * of idempotency keys added to them (docs/decisions/0010-idempotency-keys.md).
+ * The complete set of `error.code` values: the spec's eight (its Errors section), the two of
+ * idempotency keys added to them (docs/decisions/0010-idempotency-keys.md), and the watch limit
+ * (docs/decisions/0012-watches.md).
  */
 export const ErrorCode = Schema.Literals([
   "invalid_request",
@@ -25,7 +26,8 @@ export const ErrorCode = Schema.Literals([
   "rate_limited",
   "server_error",
   "idempotency_key_in_use",
-  "idempotency_key_reused"
+  "idempotency_key_reused",
+  "watch_limit_reached"
 ])
 export type ErrorCode = typeof ErrorCode.Type
 
@@ -128,6 +130,15 @@ export class NotFoundError extends Schema.Error<NotFoundError>("NotFoundError")(
   description: "No such listing or hold, or one the caller cannot see (including a listing inside the plan's access delay)."
 }) {}
 
+export class WatchLimitReachedError extends Schema.Error<WatchLimitReachedError>("WatchLimitReachedError")({
+  error: body("watch_limit_reached", {
+    limit: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "The plan's number of watches" })
+  })
+}, {
+  httpApiStatus: 403,
+  description: "The account already has as many watches as its plan allows (free 1, pro 10, business 100). Delete one, or upgrade."
+}) {}
+
 export class IdempotencyKeyInUseError extends Schema.Error<IdempotencyKeyInUseError>("IdempotencyKeyInUseError")({
   error: body("idempotency_key_in_use", {})
 }, {
@@ -199,6 +210,7 @@ export type ApiError =
   | NotFoundError
   | IdempotencyKeyInUseError
   | IdempotencyKeyReusedError
+  | WatchLimitReachedError
   | MethodNotAllowedError
   | PayloadTooLargeError
   | RateLimitedError

@@ -142,6 +142,8 @@ export class Watches extends Context.Service<Watches, {
   readonly matchRound: Effect.Effect<{ readonly events: number; readonly matches: number }>
   /** One delivery round; how many deliveries it attempted. */
   readonly deliverRound: Effect.Effect<number>
+  /** The settings the service was built with (the worker's poll interval). */
+  readonly settings: WatchSettings
 }>()("@dropshelf/core/Watches") {
   /**
    * The worker: matching and delivery rounds, back to back while they find work, then every
@@ -149,7 +151,7 @@ export class Watches extends Context.Service<Watches, {
    */
   static readonly layerWorker: Layer.Layer<never, never, Watches> = Layer.effectDiscard(Effect.gen(function*() {
     const watches = yield* Watches
-    const settings = yield* WatchSettingsRef
+    const settings = watches.settings
     const loop = (round: Effect.Effect<number>, name: string) =>
       Effect.gen(function*() {
         while (true) {
@@ -429,7 +431,8 @@ export class Watches extends Context.Service<Watches, {
         resend,
         ofAccount,
         matchRound,
-        deliverRound
+        deliverRound,
+        settings
       })
     })
   )

@@ -9,7 +9,8 @@ import {
   InvalidRequestError,
   NotFoundError,
   UnauthorizedError,
-  UpgradeRequiredError
+  UpgradeRequiredError,
+  WatchLimitReachedError
 } from "@dropshelf/api/ApiErrors"
 
 /**
@@ -38,6 +39,9 @@ export type DomainError =
   | Errors.HoldNotFound
   | Errors.IdempotencyKeyReused
   | Errors.IdempotencyKeyInUse
+  | Errors.WatchLimitReached
+  | Errors.WatchNotFound
+  | Errors.DeliveryNotFound
 
 /** The wire error class (and so the status) of each domain refusal. */
 export interface WireErrorOf {
@@ -57,6 +61,9 @@ export interface WireErrorOf {
   readonly HoldNotFound: NotFoundError
   readonly IdempotencyKeyReused: IdempotencyKeyReusedError
   readonly IdempotencyKeyInUse: IdempotencyKeyInUseError
+  readonly WatchLimitReached: WatchLimitReachedError
+  readonly WatchNotFound: NotFoundError
+  readonly DeliveryNotFound: NotFoundError
 }
 
 type Row<K extends DomainError["_tag"]> = (error: Extract<DomainError, { readonly _tag: K }>, operation: Operation) => WireErrorOf[K]
@@ -155,7 +162,19 @@ const TABLE: { readonly [K in DomainError["_tag"]]: Row<K> } = {
         code: "idempotency_key_in_use",
         message: `The first request with the idempotency key ${Quote.quote(e.key)} is still running; send this one again with the same key in a moment`
       }
-    })
+    }),
+  WatchLimitReached: (e) =>
+    new WatchLimitReachedError({
+      error: {
+        code: "watch_limit_reached",
+        message: `The account has the ${e.limit} watch${e.limit === 1 ? "" : "es"} its plan allows; delete one or upgrade`,
+        limit: e.limit
+      }
+    }),
+  WatchNotFound: (e) =>
+    new NotFoundError({ error: { code: "not_found", message: `No watch ${Quote.quote(e.watchId)} on this account` } }),
+  DeliveryNotFound: (e) =>
+    new NotFoundError({ error: { code: "not_found", message: `No delivery ${Quote.quote(e.eventId)} of this watch's webhook` } })
 }
 
 export const toApiError = <E extends DomainError>(error: E, operation: Operation): WireErrorOf[E["_tag"]] =>

@@ -5,6 +5,7 @@ import { Directory, Idempotency, ListingJson } from "@dropshelf/core"
 import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "@dropshelf/api/Api"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
+import { WatchesHandlers } from "./WatchesHandlers.ts"
 
 /** The caller the key middleware resolved for this request. */
 const withCaller = <A, E, R>(
@@ -156,7 +157,7 @@ const INDEX: ServiceIndex = {
 
 const IndexHandlers = HttpApiBuilder.group(DropshelfApi, "index", (handlers) => handlers.handle("index", () => Effect.succeed(INDEX)))
 
-/** Every handler group and the key middleware; needs `Directory` and `RateLimiter`. */
-export const HandlersLive = Layer.mergeAll(AccountHandlers, DomainsHandlers, HoldsHandlers, MetaHandlers, IndexHandlers).pipe(
+/** Every handler group and the key middleware; needs `Directory`, `Watches` and `RateLimiter`. */
+export const HandlersLive = Layer.mergeAll(AccountHandlers, DomainsHandlers, HoldsHandlers, WatchesHandlers, MetaHandlers, IndexHandlers).pipe(
   Layer.provideMerge(ApiKeyAuthLive)
 )

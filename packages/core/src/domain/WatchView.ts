@@ -71,10 +71,10 @@ export type MatchPage = typeof MatchPage.Type
 
 export const AttemptView = Schema.Struct({
   event_id: Schema.String,
-  attempt: Schema.Int.annotate({ description: "1 for the first attempt of the event" }),
+  attempt: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "1 for the first attempt of the event" }),
   attempted_at: Timestamp,
-  duration_ms: Schema.Int,
-  status_code: Schema.NullOr(Schema.Int).annotate({ description: "The receiver's HTTP status; null when none came" }),
+  duration_ms: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  status_code: Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 999 }))).annotate({ description: "The receiver's HTTP status; null when none came" }),
   error: Schema.NullOr(Schema.String).annotate({ description: "Why no status came (timeout, refused address, connection error)" })
 }).annotate({ identifier: "WatchDeliveryAttempt" })
 export type AttemptView = typeof AttemptView.Type
