@@ -68,7 +68,9 @@ const serve = Command.make("serve", {
       port: port._tag === "Some" ? port.value : config.port,
       host: host._tag === "Some" ? host.value : config.host
     })
-  })).pipe(Command.withDescription("Migrate, then serve the API until SIGINT/SIGTERM"))
+  })).pipe(Command.withDescription(
+    "Migrate, then serve the API (and run the watch worker unless DROPSHELF_WATCH_WORKER=false) until SIGINT/SIGTERM. DROPSHELF_WEBHOOKS_ALLOW_PRIVATE=true allows http and private or loopback webhook receivers"
+  ))
 
 const importCommand = Command.make("import", {
   json,
@@ -192,6 +194,37 @@ const seed = Command.make("seed", {
     }))
   })).pipe(Command.withDescription("Add a synthetic, realistic directory (deterministic per seed)"))
 
+const watchesList = Command.make("list", {
+  json,
+  accountId: Argument.String("account-id")
+}, ({ accountId, json }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* operatorsTag
+    const watches = yield* operators.listWatches(accountId)
+    yield* emit(json, { watches }, () =>
+      watches.length === 0
+        ? `Account ${accountId} has no watches.`
+        : watches.map((watch) =>
+          `${watch.id}  ${JSON.stringify(watch.name)}  query ${JSON.stringify(watch.query)}${watch.paused ? "  paused" : ""}  webhook ${
+            watch.webhook === null ? "none" : `${watch.webhook.url} (${watch.webhook.state}${watch.webhook.state_reason === null ? "" : `: ${watch.webhook.state_reason}`})`
+          }`
+        ).join("\n"))
+  }))).pipe(Command.withDescription("List an account's watches (never their secrets)"))
+
+const watchesCommand = Command.make("watches").pipe(
+  Command.withDescription("Inspect accounts' watches"),
+  Command.withSubcommands([watchesList])
+)
+
+const worker = Command.make("worker", { json }, () =>
+  Effect.gen(function*() {
+    const config = yield* DropshelfConfig
+    const Worker = yield* load(() => import("./Worker.ts"))
+    yield* Worker.work(config)
+  })).pipe(Command.withDescription(
+    "Run the watch worker (matching and webhook delivery) without serving HTTP, until SIGINT/SIGTERM. Reads DROPSHELF_WEBHOOKS_ALLOW_PRIVATE (true: http and private or loopback receivers allowed), DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS, DROPSHELF_WATCH_CONCURRENCY"
+  ))
+
 const demo = Command.make("demo", { json }, ({ json }) =>
   Effect.gen(function*() {
     const config = yield* DropshelfConfig
@@ -201,7 +234,7 @@ const demo = Command.make("demo", { json }, ({ json }) =>
 
 export const root = Command.make("dropshelf").pipe(
   Command.withDescription("Operate a dropshelf expired-domain directory"),
-  Command.withSubcommands([migrate, serve, importCommand, delist, accounts, keys, masks, seed, demo])
+  Command.withSubcommands([migrate, serve, worker, importCommand, delist, accounts, keys, masks, watchesCommand, seed, demo])
 )
 
 export const run = Command.run(root, { version: "0.1.0" })

@@ -1,4 +1,4 @@
-import { type AccountStore, Errors, type Ids, type KeyStore, Listing, type ListingStore, Operators, Plan } from "@dropshelf/core"
+import { type AccountStore, Errors, type Ids, type KeyStore, Listing, type ListingStore, Operators, Plan, type WatchView } from "@dropshelf/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { Duration, Effect, Layer, Schema } from "effect"
@@ -73,7 +73,8 @@ export class OperatorRpcs extends RpcGroup.make(
     payload: { ids: Schema.Array(Schema.String), reason: Schema.Literals(Listing.DELIST_REASONS) },
     success: Schema.Array(Schema.String)
   }),
-  Rpc.make("BackfillMasks", { success: Schema.Number })
+  Rpc.make("BackfillMasks", { success: Schema.Number }),
+  Rpc.make("ListWatches", { payload: { accountId: Schema.String }, success: Schema.Array(Record), error: Errors.AccountNotFound })
 ) {}
 
 const removeQuietly = (path: string) => {
@@ -104,7 +105,8 @@ export const layerServer = (
       RevokeKey: ({ prefix }) => operators.revokeKey(prefix),
       UpsertListings: ({ batch }) => operators.upsertListings(batch as ReadonlyArray<ListingStore.ListingInput>),
       Delist: ({ ids, reason }) => operators.delist(ids as ReadonlyArray<Ids.ListingId>, reason),
-      BackfillMasks: () => operators.backfillMasks
+      BackfillMasks: () => operators.backfillMasks,
+      ListWatches: ({ accountId }) => operators.listWatches(accountId)
     })
   }))
   const listening = NodeSocketServer.layer({ path }).pipe(
@@ -196,7 +198,12 @@ export const layerClient = (path: string, holder: string): Layer.Layer<Operators
             Effect.map((delisted) => delisted as ReadonlyArray<Ids.ListingId>),
             Effect.catchTag("RpcClientError", onLost)
           ),
-        backfillMasks: client.BackfillMasks().pipe(Effect.catchTag("RpcClientError", onLost))
+        backfillMasks: client.BackfillMasks().pipe(Effect.catchTag("RpcClientError", onLost)),
+        listWatches: (accountId) =>
+          client.ListWatches({ accountId }).pipe(
+            Effect.map((watches) => watches as ReadonlyArray<WatchView.WatchView>),
+            Effect.catchTag("RpcClientError", onLost)
+          )
       })
     })
   ).pipe(Layer.provide(protocol(path)))

@@ -49,7 +49,7 @@ export const serve = <E = never>(
  * `Watches` over the server's storage, its settings from the environment, with every service
  * `serve` runs against.
  */
-const watchesLayer = (config: Runtime.DropshelfConfig) =>
+export const watchesLayer = (config: Runtime.DropshelfConfig) =>
   WebhookDelivery.layerFromEnv.pipe(
     Layer.provide(Runtime.layerCrypto),
     Layer.provideMerge(Runtime.serverLayer(config, RdapAvailability.layerFromEnv))

@@ -9,6 +9,9 @@ import { effectivePlan, type StoredPlan } from "./domain/Plan.ts"
 import { type AccountRecord, AccountStore } from "./ports/AccountStore.ts"
 import { type KeyRecord, KeyStore } from "./ports/KeyStore.ts"
 import { type ListingInput, ListingStore, type UpsertResult } from "./ports/ListingStore.ts"
+import { WatchStore } from "./ports/WatchStore.ts"
+import type { WatchView } from "./domain/WatchView.ts"
+import { toWatchView } from "./Watches.ts"
 
 /** The operator's use cases behind the `dropshelf` CLI, over the same ports as the API. */
 export class Operators extends Context.Service<Operators, {
@@ -23,6 +26,8 @@ export class Operators extends Context.Service<Operators, {
   readonly upsertListings: (batch: ReadonlyArray<ListingInput>) => Effect.Effect<UpsertResult>
   readonly delist: (ids: ReadonlyArray<ListingId>, reason: DelistReason) => Effect.Effect<ReadonlyArray<ListingId>>
   readonly backfillMasks: Effect.Effect<number>
+  /** An account's watches as their owner reads them (never a secret), oldest first. */
+  readonly listWatches: (accountId: string) => Effect.Effect<ReadonlyArray<WatchView>, AccountNotFound>
 }>()("@dropshelf/core/Operators") {
   static readonly layer = Layer.effect(
     Operators,
@@ -32,6 +37,7 @@ export class Operators extends Context.Service<Operators, {
       const listings = yield* ListingStore
       const digest = yield* Digest.Digest
       const random = yield* SecureRandom.SecureRandom
+      const watches = yield* WatchStore
 
       const createAccount = Effect.fn("Operators.createAccount")(function*(name: string, plan: StoredPlan) {
         return yield* accounts.create({ name, plan, at: yield* Clock.currentTimeMillis })
@@ -56,6 +62,12 @@ export class Operators extends Context.Service<Operators, {
         return yield* keys.revoke(prefix, yield* Clock.currentTimeMillis)
       })
 
+      const listWatches = Effect.fn("Operators.listWatches")(function*(accountId: string) {
+        if ((yield* accounts.find(accountId)) === undefined) return yield* new AccountNotFound({ accountId })
+        const now = yield* Clock.currentTimeMillis
+        return (yield* watches.forAccount(accountId)).map((watch) => toWatchView(watch, now))
+      })
+
       return Operators.of({
         createAccount,
         setPlan: accounts.setPlan,
@@ -63,7 +75,8 @@ export class Operators extends Context.Service<Operators, {
         revokeKey,
         upsertListings: listings.upsert,
         delist: listings.delist,
-        backfillMasks: listings.backfillMasks(maskHint)
+        backfillMasks: listings.backfillMasks(maskHint),
+        listWatches
       })
     })
   )
