@@ -3,7 +3,7 @@
  * assertion; the figures go to docs/performance.md by hand.
  *
  *   1. matching cost: BENCH_WATCHES (10000) watches of 100 business accounts, each with a query
- *      of one to three filters; BENCH_LISTINGS (5000) listings upserted in batches of 500, then
+ *      of a TLD and a search word, some with a category or a score floor (about ten match a listing); BENCH_LISTINGS (5000) listings upserted in batches of 500, then
  *      matching rounds until no event is left: milliseconds of matching per imported listing
  *      (whole rounds: the statements and the core's rule), and of the rule alone.
  *   2. delivery latency: the real server with its worker (default settings: a 1 s poll), a
@@ -54,10 +54,16 @@ const run = <A, E>(effect: Effect.Effect<A, E, any>) => runtime.runPromise(effec
 
 const TLDS = ["com", "net", "io", "co.uk", "org"]
 const CATEGORIES = ["tech", "food", "travel"]
+/** Search words: a watch looks for one, a listing carries one among its tags. */
+const WORDS = Array.from({ length: 200 }, (_, i) => `word${i.toString(36)}x`)
+/**
+ * A hunter's query: a TLD and a search word, sometimes a category or a score floor; about ten
+ * of the 10 000 watches match a listing.
+ */
 const queryFor = (i: number): Record<string, string> => {
-  const query: Record<string, string> = { tld: TLDS[i % TLDS.length]! }
-  if (i % 2 === 0) query.category = CATEGORIES[i % 3]!
-  if (i % 3 === 0) query.rsMin = String((i * 7) % 60)
+  const query: Record<string, string> = { tld: TLDS[i % TLDS.length]!, q: WORDS[Math.floor(i / TLDS.length) % WORDS.length]! }
+  if (i % 4 === 0) query.category = CATEGORIES[i % 3]!
+  if (i % 3 === 0) query.rsMin = String((i * 7) % 40)
   return query
 }
 
@@ -90,6 +96,7 @@ const listings = Array.from({ length: LISTINGS }, (_, i) =>
   Fixtures.listingInput(`B${i.toString(36).padStart(7, "0")}`, {
     domain: `bench${i}.${TLDS[i % TLDS.length]}`,
     category: CATEGORIES[i % 3]!,
+    tags: [WORDS[(i * 7) % WORDS.length]!],
     directoryScore: (i * 13) % 101,
     discoveredAt: Date.now() - 30 * 86_400_000
   }))
@@ -165,7 +172,11 @@ const caller = await serving.runPromise(Effect.gen(function*() {
 }))
 await serving.runPromise(Watches.Watches.use((watches) => watches.create(caller, { name: "hook", webhook_url: `http://127.0.0.1:${port}/hook` })))
 for (let i = 0; i < DELIVERIES; i++) {
-  const input = Fixtures.listingInput(`D${i.toString(36).padStart(7, "0")}`, { domain: `latency${i}.com`, discoveredAt: Date.now() - 30 * 86_400_000 })
+  const input = Fixtures.listingInput(`D${i.toString(36).padStart(7, "0")}`, {
+    domain: `latency${i}.${TLDS[i % TLDS.length]}`,
+    tags: [WORDS[(i * 7) % WORDS.length]!],
+    discoveredAt: Date.now() - 30 * 86_400_000
+  })
   await serving.runPromise(ListingStore.ListingStore.use((store) => store.upsert([input])))
   sentAt.set(input.id, process.hrtime.bigint())
   await new Promise((wake) => setTimeout(wake, 100))

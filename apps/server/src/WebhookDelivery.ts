@@ -86,9 +86,21 @@ export const send = (allowPrivate: boolean) => (request: WebhookSender.WebhookRe
     outgoing.end(body)
   })
 
+/** Why `url`'s host may not receive webhooks: it does not resolve, or not only to public addresses. */
+export const vet = (url: string): Effect.Effect<string | undefined> =>
+  Effect.callback<string | undefined>((resume) => {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "")
+    if (isIP(host) !== 0) return resume(Effect.succeed(Webhook.isPublicAddress(host) ? undefined : `must name a public host; ${host} is not a public address`))
+    dnsLookup(host, { all: true }, (error, addresses) => {
+      if (error !== null) return resume(Effect.succeed(`must name a host that resolves; ${host} does not (${error.code ?? error.message})`))
+      const bad = addresses.find((entry) => !Webhook.isPublicAddress(entry.address))
+      resume(Effect.succeed(bad === undefined ? undefined : `must name a public host; ${host} resolves to ${bad.address}`))
+    })
+  })
+
 /** The sender, allowing private receivers or not. */
 export const layer = (allowPrivate: boolean): Layer.Layer<WebhookSender.WebhookSender> =>
-  Layer.succeed(WebhookSender.WebhookSender, WebhookSender.WebhookSender.of({ send: send(allowPrivate) }))
+  Layer.succeed(WebhookSender.WebhookSender, WebhookSender.WebhookSender.of({ send: send(allowPrivate), vet }))
 
 /** `DROPSHELF_WEBHOOKS_ALLOW_PRIVATE`: `true` allows http and private or loopback receivers; default false. */
 export const allowPrivateFromEnv: Config.Config<boolean> = Config.Boolean("DROPSHELF_WEBHOOKS_ALLOW_PRIVATE").pipe(Config.withDefault(false))

@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer, Result } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Layer, Result } from "effect"
 import { Mac, SecureRandom } from "effect/crypto"
 import { Base64Url } from "effect/encoding"
 import type { Caller } from "./Directory.ts"
@@ -152,17 +152,34 @@ export class Watches extends Context.Service<Watches, {
   static readonly layerWorker: Layer.Layer<never, never, Watches> = Layer.effectDiscard(Effect.gen(function*() {
     const watches = yield* Watches
     const settings = watches.settings
-    const loop = (round: Effect.Effect<number>, name: string) =>
+    // A matching round that recorded matches wakes the delivery loop, so a delivery waits for no poll.
+    let wake = Deferred.makeUnsafe<void>()
+    const loop = (round: Effect.Effect<number>, name: string, idle: Effect.Effect<void>) =>
       Effect.gen(function*() {
         while (true) {
           const done = yield* round.pipe(
             Effect.catchCause((cause) => Effect.as(Effect.logWarning(`dropshelf: watch ${name} round failed`, cause), 0))
           )
-          if (done === 0) yield* Effect.sleep(settings.pollMs)
+          if (done === 0) yield* idle
         }
       }).pipe(Effect.forkScoped)
-    yield* loop(Effect.map(watches.matchRound, (round) => round.events), "matching")
-    yield* loop(watches.deliverRound, "delivery")
+    const matching = Effect.map(watches.matchRound, (round) => {
+      if (round.matches > 0) Deferred.doneUnsafe(wake, Exit.void)
+      return round.events
+    })
+    yield* loop(matching, "matching", Effect.sleep(settings.pollMs))
+    yield* loop(
+      watches.deliverRound,
+      "delivery",
+      Effect.suspend(() => {
+        const woken = wake
+        return Effect.raceFirst(Effect.sleep(settings.pollMs), Deferred.await(woken)).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            if (wake === woken) wake = Deferred.makeUnsafe<void>()
+          }))
+        )
+      })
+    )
   }))
 
   static readonly layer = Layer.effect(
@@ -189,6 +206,8 @@ export class Watches extends Context.Service<Watches, {
 
       const webhookFor = Effect.fnUntraced(function*(raw: unknown) {
         const url = yield* Effect.fromResult(checkUrl(raw, settings.allowPrivate))
+        const refused = settings.allowPrivate ? undefined : yield* sender.vet(url)
+        if (refused !== undefined) return yield* new InvalidRequest({ parameter: "webhook_url", message: `webhook_url ${refused}` })
         return { url, secret: yield* newSecret, previousSecret: null, previousSecretUntil: null, state: "active", stateReason: null } satisfies WebhookRecord
       })
 

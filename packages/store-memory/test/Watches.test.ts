@@ -26,7 +26,9 @@ const senderLayer = (sent: Array<Sent>, answers: Array<Answer>) =>
       Effect.sync(() => {
         sent.push(request)
         return { result: answers.shift() ?? { _tag: "Answered", status: 204, retryAfterMs: undefined }, durationMs: 3 }
-      })
+      }),
+    // The resolver of the tests: names under .internal resolve to a private address.
+    vet: (url) => Effect.succeed(new URL(url).hostname.endsWith(".internal") ? "must name a public host; it resolves to 10.0.0.7" : undefined)
   }))
 
 type Services = Directory.Directory | Operators.Operators | Watches.Watches | WatchStore.WatchStore
@@ -101,7 +103,7 @@ describe("Watches: the resource", () => {
 
   it.effect("a webhook URL must be https and public unless private receivers are allowed; its secret is shown once", () =>
     Effect.gen(function*() {
-      for (const url of ["http://example.com/hook", "https://127.0.0.1/hook", "https://[::1]/hook", "https://10.1.2.3/", "https://localhost/x", "https://u:p@example.com/", "ftp://example.com"]) {
+      for (const url of ["https://hooks.internal/x", "http://example.com/hook", "https://127.0.0.1/hook", "https://[::1]/hook", "https://10.1.2.3/", "https://localhost/x", "https://u:p@example.com/", "ftp://example.com"]) {
         const refused = yield* Effect.flip(run(Effect.gen(function*() {
           const { caller } = yield* callerOn("pro")
           return yield* (yield* Watches.Watches).create(caller, { name: "w", webhook_url: url })

@@ -1,7 +1,7 @@
 import { Result, Schema } from "effect"
 import { InvalidRequest } from "./errors.ts"
 import type { ListingRecord } from "./Listing.ts"
-import { matchesFilters } from "./ListingFilter.ts"
+import { derive, type Derived, matchesFilters } from "./ListingFilter.ts"
 import { decodeListQuery, type ListFilters, ListQuerySchema } from "./ListQuery.ts"
 import { effectivePlan, type PlanLimits, Plans, type StoredPlan } from "./Plan.ts"
 import { quote } from "./Quote.ts"
@@ -122,12 +122,12 @@ export const readableFrom = (listing: Pick<ListingRecord, "discoveredAt">, plan:
  * readable (in its current form) no earlier than the watch was created. That a watch records a
  * listing at most once per listing generation is the store's unique key, not this rule.
  */
-export const isMatch = (listing: ListingRecord, event: DueEvent, candidate: Candidate, now: Instant): boolean => {
+export const isMatch = (listing: ListingRecord, event: DueEvent, candidate: Candidate, now: Instant, derived?: Derived): boolean => {
   if (listing.status !== "active") return false
   const from = readableFrom(listing, effectivePlan(candidate.plan))
   if (from > now) return false
   if (Math.max(event.dueAt, from) < candidate.createdAt) return false
-  return matchesFilters(listing, candidate.filters, now)
+  return matchesFilters(listing, candidate.filters, now, derived)
 }
 
 /** The distinct access delays of the plan table, shortest first. */
@@ -170,8 +170,10 @@ export const planRound = (due: ReadonlyArray<DueListing>, candidates: ReadonlyAr
   const later: Array<{ listingId: string; dueAt: Instant }> = []
   for (const { event, generation, listing } of due) {
     if (listing === undefined) continue
+    // The search text and TLD once per listing, not once per watch.
+    const derived = listing.status === "active" ? derive(listing) : undefined
     for (const candidate of candidates) {
-      if (isMatch(listing, event, candidate, now)) matches.push({ watchId: candidate.watchId, listingId: listing.id, generation })
+      if (isMatch(listing, event, candidate, now, derived)) matches.push({ watchId: candidate.watchId, listingId: listing.id, generation })
     }
     if (event.kind === "change") for (const dueAt of followUps(listing, now)) later.push({ listingId: listing.id, dueAt })
   }

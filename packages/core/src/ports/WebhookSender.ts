@@ -14,9 +14,16 @@ export interface WebhookRequest {
  */
 export class WebhookSender extends Context.Service<WebhookSender, {
   readonly send: (request: WebhookRequest) => Effect.Effect<{ readonly result: AttemptResult; readonly durationMs: number }>
+  /**
+   * Why a receiver's URL may not be used, when it may not: its host does not resolve, or
+   * resolves to an address that is not public. Asked when an owner sets a URL, unless private
+   * receivers are allowed; `send` asks again at every delivery.
+   */
+  readonly vet: (url: string) => Effect.Effect<string | undefined>
 }>()("@dropshelf/core/WebhookSender") {
   /** A sender that never reaches anyone: for deployments and tests without webhooks. */
   static readonly layerNone = Layer.succeed(WebhookSender, WebhookSender.of({
-    send: () => Effect.succeed({ result: { _tag: "Failed", error: "webhooks are not sent by this process" }, durationMs: 0 })
+    send: () => Effect.succeed({ result: { _tag: "Failed", error: "webhooks are not sent by this process" }, durationMs: 0 }),
+    vet: () => Effect.succeed(undefined)
   }))
 }
