@@ -97,6 +97,46 @@ for (const adapter of adapters) {
       }
     })
 
+    it("a delivered match discloses no name the account could not read; once revealed, the pull endpoint shows it", async () => {
+      const hook = await receiver()
+      try {
+        const pro = await account(server, "pro", "watch-disclosure")
+        const created = await call(server, "POST", "/api/v1/watches", { key: pro.secret, body: json({ name: "regular", webhook_url: hook.url }) })
+        const row = listing({ domain: `hidden-${Math.random().toString(36).slice(2, 8)}.com`, tier: "regular" })
+        // Discovered 12 hours ago: inside a pro account's one-day delay, so not yet readable to it.
+        const fresh = listing({ domain: `fresh-${Math.random().toString(36).slice(2, 8)}.com`, discoveredAt: Date.now() - 12 * 3_600_000 })
+        await addListings(server, [row, fresh])
+        expect(await eventually(() => hook.received.length >= 1)).toBe(true)
+        expect(await eventually(() => hook.received.length > 1, 300)).toBe(false)
+        const event = new StandardWebhook(created.body.webhook_secret).verify(hook.received[0]!.body, hook.received[0]!.headers) as any
+        expect(event.data.match.listing).toMatchObject({ id: row.id, domain: null, name_disclosed: false })
+        expect(hook.received[0]!.body).not.toContain(row.domain)
+        expect((await call(server, "POST", `/api/v1/domains/${row.id}/reveal`, { key: pro.secret })).status).toBe(200)
+        const matches = await call(server, "GET", `/api/v1/watches/${created.body.id}/matches`, { key: pro.secret })
+        expect(matches.body.data.map((m: any) => [m.listing.id, m.listing.domain])).toEqual([[row.id, row.domain]])
+      } finally {
+        await hook.close()
+      }
+    })
+
+    it.runIf(adapter.name === "memory")("a receiver that fails then succeeds gets the event again after the schedule's 5 s, with the same webhook-id", async () => {
+      const hook = await receiver((_request, index) => (index === 0 ? 503 : 204))
+      try {
+        const business = await account(server, "business", "watch-retry")
+        const created = await call(server, "POST", "/api/v1/watches", { key: business.secret, body: json({ name: "all", webhook_url: hook.url }) })
+        await addListings(server, [listing({ domain: `retry-${Math.random().toString(36).slice(2, 8)}.com` })])
+        expect(await eventually(() => hook.received.length >= 2, 10_000)).toBe(true)
+        const [first, second] = hook.received
+        expect(second!.headers["webhook-id"]).toBe(first!.headers["webhook-id"])
+        expect(Number(second!.headers["webhook-timestamp"]) - Number(first!.headers["webhook-timestamp"])).toBeGreaterThanOrEqual(4)
+        new StandardWebhook(created.body.webhook_secret).verify(second!.body, second!.headers)
+        const attempts = await call(server, "GET", `/api/v1/watches/${created.body.id}/deliveries`, { key: business.secret })
+        expect(attempts.body.data.map((a: any) => [a.attempt, a.status_code])).toEqual([[2, 204], [1, 503]])
+      } finally {
+        await hook.close()
+      }
+    }, 20_000)
+
     it("a receiver that answers 410 Gone disables the webhook, with a reason the owner reads", async () => {
       const hook = await receiver(() => 410)
       try {
