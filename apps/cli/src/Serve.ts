@@ -34,7 +34,11 @@ export const serve = <E = never>(
     }
     yield* before
     const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, ...settings }))
-    if (yield* WebhookDelivery.workerFromEnv) yield* Layer.build(Watches.Watches.layerWorker)
+    if (yield* WebhookDelivery.workerFromEnv) {
+      // The embedded database admits this process alone: a lease left there is a killed predecessor's.
+      if (config.databaseUrl === undefined) yield* Watches.Watches.use((watches) => watches.releaseLeases)
+      yield* Layer.build(Watches.Watches.layerWorker)
+    }
     stopsOnSignal.gracefully = true
     const address = Context.get(server, HttpServer.HttpServer).address
     const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"

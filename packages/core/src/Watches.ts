@@ -144,6 +144,8 @@ export class Watches extends Context.Service<Watches, {
   readonly deliverRound: Effect.Effect<number>
   /** The settings the service was built with (the worker's poll interval). */
   readonly settings: WatchSettings
+  /** Frees the leases of deliveries, where this process is the only worker (the embedded database). */
+  readonly releaseLeases: Effect.Effect<number>
 }>()("@dropshelf/core/Watches") {
   /**
    * The worker: matching and delivery rounds, back to back while they find work, then every
@@ -451,7 +453,8 @@ export class Watches extends Context.Service<Watches, {
         ofAccount,
         matchRound,
         deliverRound,
-        settings
+        settings,
+        releaseLeases: store.releaseLeases
       })
     })
   )

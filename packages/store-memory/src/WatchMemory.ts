@@ -178,6 +178,15 @@ export const make = (options: {
         }
         return claimed
       }),
+    releaseLeases: Effect.sync(() => {
+      let released = 0
+      for (const job of jobs.values()) {
+        if (job.leaseUntil === null) continue
+        jobs.set(job.eventId, { ...job, leaseUntil: null })
+        released++
+      }
+      return released
+    }),
     finishAttempt: (attempt, outcome) =>
       Effect.sync(() => {
         const job = jobs.get(attempt.eventId)

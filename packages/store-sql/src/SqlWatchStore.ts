@@ -288,6 +288,10 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     ),
     claimDeliveries,
+    releaseLeases: sql`UPDATE watch_deliveries SET lease_until = NULL WHERE lease_until IS NOT NULL RETURNING event_id`.pipe(
+      Effect.map((rows) => rows.length),
+      Effect.orDie
+    ),
     finishAttempt
   })
 })

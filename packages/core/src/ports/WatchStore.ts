@@ -140,6 +140,11 @@ export class WatchStore extends Context.Service<WatchStore, {
     readonly leaseUntil: Instant
   }) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
   /**
+   * Frees every delivery's lease: for a process that knows no other worker runs (the embedded
+   * database admits one process), so deliveries a killed predecessor held go out at once.
+   */
+  readonly releaseLeases: Effect.Effect<number>
+  /**
    * Records an attempt and its outcome: delivered; due again; failed, pausing the webhook
    * (`Exhausted`) or disabling it (`Gone`) with the reason; or failed alone (`Failed`).
    */

@@ -170,6 +170,9 @@ export const suite = (name: string, layer: Layer.Layer<WatchStores>) => {
         assert.strictEqual(taken.length, 2)
         assert.strictEqual(new Set(taken).size, 2)
         assert.deepStrictEqual(yield* store.claimDeliveries({ now: now + 1000, limit: 10, leaseUntil: now + 61_000 }), [])
+        // A lone worker frees what a killed one held: then both can be taken again at once.
+        assert.strictEqual(yield* store.releaseLeases, 2)
+        assert.strictEqual((yield* store.claimDeliveries({ now: now + 1000, limit: 10, leaseUntil: now + 60_000 })).length, 2)
         const [first, second] = taken
         yield* store.finishAttempt({ eventId: first!, attempt: 1, at: now, durationMs: 12, statusCode: 200, error: null }, { _tag: "Delivered" })
         yield* store.finishAttempt({ eventId: second!, attempt: 1, at: now, durationMs: 15_000, statusCode: null, error: "timeout" }, {
