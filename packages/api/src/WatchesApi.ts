@@ -37,7 +37,7 @@ export const PatchWatchBody = Schema.Struct({
   query: Schema.optionalKey(QueryBody),
   webhook_url: Schema.optionalKey(Schema.NullOr(WebhookUrl).annotate({
     description:
-      "A URL sets the webhook (a new one gets a secret, shown in no answer but `POST /watches` and rotate-secret: set it at creation, or rotate after) and re-enables a paused or disabled one; `null` removes it."
+      "A URL sets the webhook and re-enables a paused or disabled one; a watch that had no webhook gets a signing secret, in this answer's `webhook_secret` only. A new URL keeps the secret. `null` removes the webhook."
   })),
   paused: Schema.optionalKey(Schema.Boolean.annotate({
     description: "`true`: record no matches until `false`. `false` also resumes a webhook paused after failed deliveries."
@@ -70,10 +70,10 @@ export class WatchesGroup extends HttpApiGroup.make("watches").add(
   HttpApiEndpoint.patch("update", "/watches/:id", {
     params: { id: WatchIdParam },
     payload: PatchWatchBody,
-    success: WatchView.WatchView,
+    success: WatchView.CreatedWatchView,
     error: [...CommonErrors, InvalidRequestError, NotFoundError]
   }).annotate(OpenApi.Summary, "Change a watch")
-    .annotate(OpenApi.Description, "Any of `name`, `query`, `webhook_url`, `paused`; the others stay as they are."),
+    .annotate(OpenApi.Description, "Any of `name`, `query`, `webhook_url`, `paused`; the others stay as they are. When the change gives the watch a webhook it did not have, the answer carries its `webhook_secret`, shown this once."),
   HttpApiEndpoint.delete("delete", "/watches/:id", {
     params: { id: WatchIdParam },
     success: HttpApiSchema.NoContent,

@@ -126,7 +126,8 @@ export class Watches extends Context.Service<Watches, {
   readonly create: (caller: Caller, body: CreateWatch) => Effect.Effect<CreatedWatchView, InvalidRequest | WatchLimitReached>
   readonly list: (caller: Caller) => Effect.Effect<WatchList>
   readonly get: (caller: Caller, watchId: string) => Effect.Effect<WatchView, WatchNotFound>
-  readonly update: (caller: Caller, watchId: string, patch: PatchWatch) => Effect.Effect<WatchView, InvalidRequest | WatchNotFound>
+  /** The watch as changed; with `webhook_secret` when the change gave it a webhook (and so a secret) it did not have. */
+  readonly update: (caller: Caller, watchId: string, patch: PatchWatch) => Effect.Effect<CreatedWatchView, InvalidRequest | WatchNotFound>
   readonly remove: (caller: Caller, watchId: string) => Effect.Effect<void, WatchNotFound>
   readonly rotateSecret: (caller: Caller, watchId: string) => Effect.Effect<RotatedSecretView, WatchNotFound | InvalidRequest>
   readonly matches: (
@@ -251,11 +252,14 @@ export class Watches extends Context.Service<Watches, {
         }
         const newWebhook = patch.webhook_url === undefined || patch.webhook_url === null ? undefined : yield* webhookFor(patch.webhook_url)
         const now = yield* Clock.currentTimeMillis
+        let issued: string | undefined
         const updated = yield* store.update(caller.accountId, watchId, (current) => {
           let webhook = current.webhook
+          issued = undefined
           if (patch.webhook_url === null) webhook = null
           else if (newWebhook !== undefined) {
             // A new URL keeps the secret the owner already holds; it re-enables the webhook.
+            if (current.webhook === null) issued = newWebhook.secret
             webhook = current.webhook === null
               ? newWebhook
               : { ...current.webhook, url: newWebhook.url, state: "active", stateReason: null }
@@ -273,7 +277,8 @@ export class Watches extends Context.Service<Watches, {
           }
         })
         if (updated === undefined) return yield* new WatchNotFound({ watchId })
-        return toWatchView(updated, now)
+        const view: CreatedWatchView = toWatchView(updated, now)
+        return issued === undefined ? view : { ...view, webhook_secret: issued }
       }, Effect.withSpan("Watches.update"))
 
       const remove = Effect.fnUntraced(function*(caller: Caller, watchId: string) {
