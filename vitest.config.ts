@@ -1,9 +1,13 @@
+import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 import projects from "./vitest.workspace.ts"
 
 export default defineConfig({
   test: {
     projects,
+    // Most suites wait on what they start (CLI processes, servers, Postgres) rather than compute,
+    // so one file per core leaves the machine half idle: run one more file than there are cores.
+    maxWorkers: availableParallelism() + 1,
     // The progress reporter keeps a run without a terminal talking: which files still run, and
     // each skipped suite with what it needs (scripts/ProgressReporter.ts).
     reporters: ["default", "./scripts/ProgressReporter.ts"]

@@ -22,7 +22,8 @@
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
  * BENCH_WARMUP seconds (6), BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000), BENCH_ONLY (every
  * part): comma-separated parts to run among `import`, `idle` (RSS from the sources), `pages` (the
- * single-page mixes), `mixed`, `deep`, `writes`, `since`, `scale` (which alone seeds BENCH_SMALL);
+ * single-page mixes), `otlp` (two of them with the OpenTelemetry exporter off and on), `mixed`,
+ * `deep`, `writes`, `since`, `scale` (which alone seeds BENCH_SMALL);
  * the ceiling always runs. To try the mixed workload quickly on a small directory:
  * `BENCH_ONLY=mixed BENCH_LISTINGS=20000 BENCH_DURATION=5 BENCH_WARMUP=2 npm run bench`.
  * BENCH_NODE_ARGS and BENCH_BUNDLE: bench/server.ts.
@@ -33,7 +34,7 @@ import { join } from "node:path"
 import { seedLines } from "../apps/cli/src/Seed.ts"
 import { psql, seconds, serverUrl } from "./postgres.ts"
 import type { Walk } from "./load.ts"
-import { dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startServer, stop } from "./server.ts"
+import { BENCH_SINCE_HORIZON_DAYS, dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startOtlpSink, startServer, stop } from "./server.ts"
 
 const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000)
@@ -41,7 +42,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 6)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
-const PARTS = ["import", "idle", "pages", "mixed", "deep", "writes", "since", "scale"] as const
+const PARTS = ["import", "idle", "pages", "otlp", "mixed", "deep", "writes", "since", "scale"] as const
 const ONLY = process.env.BENCH_ONLY?.split(",").map((part) => part.trim()).filter((part) => part.length > 0)
 const unknownParts = (ONLY ?? []).filter((part) => !(PARTS as ReadonlyArray<string>).includes(part))
 if (unknownParts.length > 0) throw new Error(`BENCH_ONLY: unknown part ${unknownParts.join(", ")}; the parts are ${PARTS.join(", ")}`)
@@ -126,7 +127,8 @@ const pullSince = async (port: number, key: string, pid: number) => {
   let pulled = 0
   let peakRss = rssMb(pid)
   const start = process.hrtime.bigint()
-  const since = encodeURIComponent("1970-01-01T00:00:00.000Z")
+  // The oldest since the bench server accepts (its horizon, less a minute): every seeded row is younger.
+  const since = encodeURIComponent(new Date(Date.now() - BENCH_SINCE_HORIZON_DAYS * 86_400_000 + 60_000).toISOString())
   do {
     const path: string = `/api/v1/domains?since=${since}&limit=250${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
     const response = await getJson(port, key, path)
@@ -248,6 +250,33 @@ const main = async () => {
     ]), rssMb(server.pid!), ceiling.requestsPerSecond)
     row("sort=latest", load(port, key, [{ path: "/api/v1/domains?sort=latest" }]), rssMb(server.pid!), ceiling.requestsPerSecond)
     row("single reads", load(port, key, ids.map((id) => ({ path: `/api/v1/domains/${id}` }))), rssMb(server.pid!), ceiling.requestsPerSecond)
+  }
+  if (runs("otlp")) {
+    // The cost of tracing: the same mixes on a server exporting every span and its metrics over
+    // OTLP/HTTP (to a receiver that only reads them), measured in turn with the one that exports nothing.
+    const sink = await startOtlpSink()
+    const traced = await startServer(large.name, port + 3, { from: "bundle", env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } })
+    // The sampler an operator would set for a busy instance: one trace in ten, metrics all the same.
+    const sampled = await startServer(large.name, port + 4, {
+      from: "bundle",
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.1" }
+    })
+    for (const [mix, requests] of [
+      ["default page (50)", [{ path: "/api/v1/domains" }]],
+      ["single reads", ids.map((id) => ({ path: `/api/v1/domains/${id}` }))]
+    ] as const) {
+      // In turn, twice each, so that none gets the machine of a different moment.
+      for (const round of [1, 2]) {
+        row(`${mix}, OTLP off (${round})`, load(port, key, requests), rssMb(server.pid!), ceiling.requestsPerSecond)
+        row(`${mix}, OTLP on, every trace (${round})`, load(port + 3, key, requests), rssMb(traced.pid!), ceiling.requestsPerSecond)
+        row(`${mix}, OTLP on, 1 trace in 10 (${round})`, load(port + 4, key, requests), rssMb(sampled.pid!), ceiling.requestsPerSecond)
+      }
+    }
+    await stop(traced)
+    await stop(sampled)
+    const received = sink.received()
+    console.log(`OTLP: ${received.exports} exports, ${(received.bytes / 1e6).toFixed(1)} MB received`)
+    await sink.close()
   }
   // The mixed workload's row goes beside the single-page ones, though it is measured last.
   const mixedRowAt = rows.length

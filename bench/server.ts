@@ -8,6 +8,8 @@
  * instead, as `npx dropshelf serve` does.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { build, launcherNodeFlags } from "../scripts/build.ts"
 import type { Walk } from "./load.ts"
@@ -59,17 +61,28 @@ process.on("exit", () => {
 })
 
 /** Node flags for every server started here, from BENCH_NODE_ARGS (`--cpu-prof`, `--trace-gc`, …). */
+/** The horizon bench servers run with, the largest the server accepts. */
+export const BENCH_SINCE_HORIZON_DAYS = 3650
+
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg.length > 0)
 
 /** `dropshelf serve` on `databaseName`, counting every request and refusing none; resolves once it answers. */
 export const startServer = async (
   databaseName: string,
   port: number,
-  options: { readonly from: "bundle" | "sources" } = { from: "bundle" }
+  options: { readonly from: "bundle" | "sources"; readonly env?: Record<string, string> } = { from: "bundle" }
 ): Promise<ChildProcess> => {
   // node started by hand, so the flags the launcher's first line gives a server run as a program.
   const child = spawn(node, [...launcherNodeFlags, ...nodeArgs, options.from === "bundle" ? cli : sources, "serve", "--port", String(port)], {
-    env: { ...process.env, DATABASE_URL: databaseUrl(databaseName), DROPSHELF_RATE_LIMIT: "count-only" },
+    // The longest since horizon: the since pull reaches every seeded row, and no start prunes the
+    // tombstones of a database kept between runs.
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl(databaseName),
+      DROPSHELF_RATE_LIMIT: "count-only",
+      DROPSHELF_SINCE_HORIZON_DAYS: String(BENCH_SINCE_HORIZON_DAYS),
+      ...options.env
+    },
     // With flags that report (--trace-gc), the server's standard output is shown, access log and all.
     stdio: ["ignore", nodeArgs.length > 0 ? "inherit" : "ignore", "inherit"]
   })
@@ -133,4 +146,23 @@ export const startCeiling = async (bodyFile: string): Promise<{ readonly port: n
   child.once("exit", () => children.delete(child))
   const port = Number(await new Promise<string>((resolve) => child.stdout!.once("data", (data) => resolve(String(data)))))
   return { port, child }
+}
+
+/**
+ * An OTLP/HTTP receiver that reads each export and answers 200, counting the bytes: what a
+ * collector costs the server, without a collector's own work. A process of its own
+ * (bench/otlp-sink.ts): a load run blocks this one's event loop.
+ */
+export const startOtlpSink = async () => {
+  const counts = join(mkdtempSync(join(tmpdir(), "dropshelf-otlp-")), "counts.json")
+  const child = spawn(node, [join(root, "bench", "otlp-sink.ts"), counts], { stdio: ["ignore", "pipe", "inherit"] })
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  const port = await new Promise<number>((resolvePort) => child.stdout!.once("data", (chunk: Buffer) => resolvePort(Number(String(chunk).trim()))))
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received: (): { bytes: number; exports: number } =>
+      existsSync(counts) ? JSON.parse(readFileSync(counts, "utf8")) : { bytes: 0, exports: 0 },
+    close: () => stop(child)
+  }
 }

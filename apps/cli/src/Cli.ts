@@ -69,7 +69,7 @@ const serve = Command.make("serve", {
       host: host._tag === "Some" ? host.value : config.host
     })
   })).pipe(Command.withDescription(
-    "Migrate, then serve the API (and run the watch worker unless DROPSHELF_WATCH_WORKER=false) until SIGINT/SIGTERM. DROPSHELF_WEBHOOKS_ALLOW_PRIVATE=true allows http and private or loopback webhook receivers"
+    "Migrate, then serve the API until SIGINT/SIGTERM. Besides the storage settings, serve reads (docs/operations.md, Configuration): DROPSHELF_REQUEST_TIMEOUT_MS, DROPSHELF_AUTH_FAILURES_PER_MINUTE, DROPSHELF_TRUSTED_PROXIES, DROPSHELF_RDAP_URL, DROPSHELF_RDAP_TIMEOUT_MS, DROPSHELF_RATE_LIMIT, DROPSHELF_SINCE_HORIZON_DAYS (how many days back the since feed reaches, default 30), DROPSHELF_SHUTDOWN_TIMEOUT_MS and DROPSHELF_DRAIN_DELAY_MS (the drain on SIGTERM), DROPSHELF_METRICS_PORT (Prometheus /metrics on an operator port), DROPSHELF_LOG_LEVEL, DROPSHELF_WATCH_WORKER (whether serve runs the watch worker, default true) with the worker's DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS and DROPSHELF_WATCH_CONCURRENCY, DROPSHELF_WEBHOOKS_ALLOW_PRIVATE (true: http and private or loopback webhook receivers allowed), and OTEL_EXPORTER_OTLP_ENDPOINT with the other OTEL_* variables (traces and metrics over OTLP/HTTP)"
   ))
 
 const importCommand = Command.make("import", {

@@ -1,5 +1,5 @@
 import { DEFAULT_DATA_DIR } from "@dropshelf/store-sql/DataDirLock"
-import { Config } from "effect"
+import { Config, ConfigProvider, Effect } from "effect"
 
 /**
  * The environment of product.md's Configuration table, read by every command. Kept apart from
@@ -23,10 +23,30 @@ const optionalString = (name: string) =>
     Config.map((value) => (value._tag === "Some" && value.value.trim() !== "" ? value.value.trim() : undefined))
   )
 
+/**
+ * `DATABASE_URL` as the PostgreSQL client reads it, `postgres://` or `postgresql://` with a host
+ * (or a socket directory in `?host=`): anything else is refused at start rather than failing
+ * at the first connection with a driver's message.
+ */
+const postgresUrl = (value: string | undefined): Effect.Effect<string | undefined, Config.ConfigError> => {
+  if (value === undefined) return Effect.succeed(undefined)
+  const refuse = (why: string) =>
+    Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `DATABASE_URL ${why}: expected postgres://user@host:5432/database` })))
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return refuse("is not a URL")
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") return refuse(`has the scheme ${url.protocol.replace(/:$/, "")}`)
+  if (url.hostname === "" && !url.searchParams.has("host")) return refuse("names no host")
+  return Effect.succeed(value)
+}
+
 export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  databaseUrl: optionalString("DATABASE_URL"),
+  databaseUrl: optionalString("DATABASE_URL").pipe(Config.mapEffect(postgresUrl)),
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL"),
   rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce"))

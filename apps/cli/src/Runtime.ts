@@ -3,7 +3,7 @@ import { StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { setFlagsFromString } from "node:v8"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { type Digest, Mac } from "effect/crypto"
 import type { DropshelfConfig } from "./Config.ts"
 
@@ -109,7 +109,12 @@ export const rateLimiterLayer = (config: DropshelfConfig): Layer.Layer<RateLimit
     ? Layer.unwrap(
       Effect.map(
         Effect.promise(() => import("@dropshelf/ratelimit-redis")),
-        ({ RateLimitRedis }) => RateLimitRedis.layer(redisUrl)
+        ({ RateLimitRedis }) =>
+          Layer.effectContext(Effect.gen(function*() {
+            const limiter = yield* RateLimiter.RateLimiter
+            const { ping } = yield* RateLimitRedis.RedisPing
+            return Context.make(RateLimiter.RateLimiter, limiter).pipe(Context.add(RedisCheck, ping))
+          })).pipe(Layer.provide(RateLimitRedis.layerWithPing(redisUrl)))
       )
     )
     : RateLimiter.layerInProcess
@@ -122,8 +127,16 @@ export const rateLimiterLayer = (config: DropshelfConfig): Layer.Layer<RateLimit
       )
       return RateLimiter.countOnly(yield* RateLimiter.RateLimiter)
     })
-  ).pipe(Layer.provide(counting))
+  ).pipe(Layer.provideMerge(counting))
 }
+
+/**
+ * Whether the Redis the rate limiter counts in answers now, when it counts in one: what
+ * `/readyz` asks beside the database. Unset without `REDIS_URL`.
+ */
+export const RedisCheck = Context.Reference<Effect.Effect<void, unknown> | undefined>("@dropshelf/cli/Runtime/RedisCheck", {
+  defaultValue: () => undefined
+})
 
 /** What the API server runs against: the directory and operator use cases, rate limits, migrated storage. */
 export type ServerServices =
@@ -138,9 +151,12 @@ export type ServerServices =
  */
 export const serverLayer = <E>(
   config: DropshelfConfig,
-  availability: Layer.Layer<AvailabilityCheck.AvailabilityCheck, E>
+  availability: Layer.Layer<AvailabilityCheck.AvailabilityCheck, E>,
+  /** How many days back the since feed reaches (`DROPSHELF_SINCE_HORIZON_DAYS`); default the core's. */
+  sinceHorizonDays?: number | undefined
 ): Layer.Layer<ServerServices, StoreSql.StoreOpenError | E> =>
   Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+    Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(Layer.effect(Cursor.CursorSecret, StoreSql.cursorSecret)))),
     Layer.provide(availability),
     Layer.provide(layerCrypto),

@@ -1,7 +1,7 @@
 import { Watches } from "@dropshelf/core"
-import { RdapAvailability, Server, WebhookDelivery } from "@dropshelf/server"
+import { Health, RdapAvailability, Server, Telemetry, WebhookDelivery } from "@dropshelf/server"
 import { StoreSql } from "@dropshelf/store-sql"
-import { Config, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { stopsOnSignal } from "./Failure.ts"
@@ -21,40 +21,53 @@ export const serve = <E = never>(
   before: Effect.Effect<void, E, Runtime.ServerServices> = Effect.void
 ) =>
   Effect.gen(function*() {
-    // Read by the commands that serve only: a bad value does not stop other commands.
-    const settings = yield* Config.all({
-      requestTimeoutMs: Server.requestTimeoutMsFromEnv,
-      authFailuresPerMinute: Server.authFailuresPerMinuteFromEnv,
-      trustedProxies: Server.trustedProxiesFromEnv
-    })
-    if (config.databaseUrl === undefined) {
+    // Read by the commands that serve only, and before the storage opens: a bad value stops the
+    // start at once, and does not stop other commands.
+    const settings = yield* Server.settingsFromEnv
+    const sinceHorizonDays = yield* Server.sinceHorizonDaysFromEnv
+    const watchSettings = yield* WebhookDelivery.settingsFromEnv
+    const watchWorker = yield* WebhookDelivery.workerFromEnv
+    // Built first, released last: spans still open when the server stops are exported before the process ends.
+    const telemetry = yield* Layer.build(Telemetry.layerOtlpFromEnv)
+    return yield* Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const migrate = StoreSql.migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
-      yield* Layer.build(OperatorSocket.layerServer(config.dataDir, migrate))
-    }
-    yield* before
-    const server = yield* Layer.build(Server.layer({ port: config.port, host: config.host, ...settings }))
-    if (yield* WebhookDelivery.workerFromEnv) {
-      // The embedded database admits this process alone: a lease left there is a killed predecessor's.
-      if (config.databaseUrl === undefined) yield* Watches.Watches.use((watches) => watches.releaseLeases)
-      yield* Layer.build(Watches.Watches.layerWorker)
-    }
-    stopsOnSignal.gracefully = true
-    const address = Context.get(server, HttpServer.HttpServer).address
-    const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
-    yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
-    return yield* Effect.never
-  }).pipe(
-    Effect.scoped,
-    Effect.provide(watchesLayer(config))
-  )
+      if (config.databaseUrl === undefined) {
+        const migrate = StoreSql.migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        yield* Layer.build(OperatorSocket.layerServer(config.dataDir, migrate))
+      }
+      yield* before
+      const redis = yield* Runtime.RedisCheck
+      const dependencies: Array<Health.Dependency> = [{ name: "database", check: sql.unsafe("SELECT 1") }]
+      if (redis !== undefined) dependencies.push({ name: "redis", check: redis })
+      const server = yield* Layer.build(
+        Server.layer({ port: config.port, host: config.host, ...settings }).pipe(
+          Layer.provide(Health.layerDependencies(dependencies)),
+          Layer.provide(Layer.succeedContext(telemetry))
+        )
+      )
+      if (watchWorker) {
+        // The embedded database admits this process alone: a lease left there is a killed predecessor's.
+        if (config.databaseUrl === undefined) yield* Watches.Watches.use((watches) => watches.releaseLeases)
+        yield* Layer.build(Watches.Watches.layerWorker)
+      }
+      stopsOnSignal.gracefully = true
+      const address = Context.get(server, HttpServer.HttpServer).address
+      const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
+      yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
+      return yield* Effect.never
+      // The server's scope closes first (the drain, then the listener), then the storage.
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(watchesLayer(config, sinceHorizonDays, watchSettings))
+    )
+  }).pipe(Effect.scoped)
 
 /**
  * `Watches` over the server's storage, its settings from the environment, with every service
  * `serve` runs against.
  */
-export const watchesLayer = (config: Runtime.DropshelfConfig) =>
-  WebhookDelivery.layerFromEnv.pipe(
+export const watchesLayer = (config: Runtime.DropshelfConfig, sinceHorizonDays: number, settings: Watches.WatchSettings) =>
+  WebhookDelivery.layerWith(settings).pipe(
     Layer.provide(Runtime.layerCrypto),
-    Layer.provideMerge(Runtime.serverLayer(config, RdapAvailability.layerFromEnv))
+    Layer.provideMerge(Runtime.serverLayer(config, RdapAvailability.layerFromEnv, sinceHorizonDays))
   )

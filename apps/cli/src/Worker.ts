@@ -4,6 +4,7 @@ import { stopsOnSignal } from "./Failure.ts"
 import { note } from "./Output.ts"
 import * as Runtime from "./Runtime.ts"
 import { watchesLayer } from "./Serve.ts"
+import { Server, WebhookDelivery } from "@dropshelf/server"
 
 /**
  * `dropshelf worker`: the watch worker alone, for operators who run it apart from the API
@@ -12,8 +13,12 @@ import { watchesLayer } from "./Serve.ts"
  */
 export const work = (config: Runtime.DropshelfConfig) =>
   Effect.gen(function*() {
-    yield* Layer.build(Watches.Watches.layerWorker)
-    stopsOnSignal.gracefully = true
-    yield* note(`dropshelf: watch worker running on ${Runtime.describeStorage(config)} (Ctrl-C to stop)`)
-    return yield* Effect.never
-  }).pipe(Effect.scoped, Effect.provide(watchesLayer(config)))
+    const sinceHorizonDays = yield* Server.sinceHorizonDaysFromEnv
+    const settings = yield* WebhookDelivery.settingsFromEnv
+    return yield* Effect.gen(function*() {
+      yield* Layer.build(Watches.Watches.layerWorker)
+      stopsOnSignal.gracefully = true
+      yield* note(`dropshelf: watch worker running on ${Runtime.describeStorage(config)} (Ctrl-C to stop)`)
+      return yield* Effect.never
+    }).pipe(Effect.scoped, Effect.provide(watchesLayer(config, sinceHorizonDays, settings)))
+  })

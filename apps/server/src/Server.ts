@@ -1,24 +1,37 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Config, Duration, Effect, Layer, type Logger, Schema, Scope } from "effect"
-import { HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
+import { Config, Duration, Effect, Layer, type Logger, type LogLevel, Schema, Scope } from "effect"
+import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
-import { Directory, type RateLimiter, type Watches } from "@dropshelf/core"
+import { Directory, type RateLimiter, SinceHorizon, type Watches } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
-import { boundary } from "./http/Boundary.ts"
+import { boundary, matchPath, pathnameOf, routeTable } from "./http/Boundary.ts"
 import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
+import * as Health from "./http/Health.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
+import * as Telemetry from "./Telemetry.ts"
 
 export interface Options {
   readonly port: number
   /** Bind address; default `127.0.0.1`. */
   readonly host?: string | undefined
-  /** How long in-flight requests may take to finish once shutdown starts; default 20 s. */
+  /**
+   * How long the drain may last once shutdown starts (`/readyz` answers 503 from its first
+   * moment): requests in flight get this long to finish, and the server keeps listening and
+   * answering while any are. Default 20 s.
+   */
   readonly shutdownTimeout?: Duration.Input | undefined
+  /**
+   * How long the server keeps listening after shutdown starts even with nothing in flight, so a
+   * load balancer polling `/readyz` sees the 503 before connections are refused. Default 0.
+   */
+  readonly drainDelay?: Duration.Input | undefined
+  /** The operator port serving Prometheus text at `GET /metrics`; default none. Never the API's port. */
+  readonly metricsPort?: number | undefined
   /**
    * How long a whole request (headers and body) may take to arrive; past it the socket gets the
    * 408 envelope, or is closed when its answer already went out. Default 30 s.
@@ -26,6 +39,8 @@ export interface Options {
   readonly requestTimeoutMs?: number | undefined
   /** Where the server's log lines go; default JSON lines on stdout. */
   readonly logger?: Logger.Logger<unknown, unknown> | undefined
+  /** The least severe line written; default `Info` (one line per request). */
+  readonly logLevel?: LogLevel.LogLevel | undefined
   /**
    * Requests with a missing or refused key one client address may make in a wall-clock minute;
    * past it the address is answered 429 until the minute ends. Default 30.
@@ -37,9 +52,6 @@ export interface Options {
    */
   readonly trustedProxies?: ReadonlyArray<IpNetwork.IpNetwork> | undefined
 }
-
-/** Liveness, outside `/api/v1`: no key, not rate limited. */
-const HealthRoute = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
 /**
  * The interactive reference, readable without a key (the document is embedded in the page).
@@ -59,36 +71,94 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
   return HttpRouter.add("GET", "/docs", Effect.flatMap(page, (serve) => Effect.scoped(serve)))
 }))
 
-/** Every route: the API's nine endpoints, `/mcp` (the same operations as tools), `/healthz` and `/docs`. Needs `Directory` and `RateLimiter`. */
-export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute, HealthRoute).pipe(
+/**
+ * Every route: the API's endpoints (with `/`, `/healthz` and `/readyz`), `/mcp` (the same
+ * operations as tools) and `/docs`. Needs `Directory`, `RateLimiter` and the server's `Lifecycle`.
+ */
+export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute).pipe(
   Layer.provide(HandlersLive)
 )
+
+/** The routes outside the API definition, and their methods. */
+const OUTSIDE = { "/docs": ["GET"], [MCP_PATH]: ["POST"] }
+const TABLE = routeTable(OUTSIDE)
+
+/** OTel's server span name: `{method} {route template}`, or the method alone for a path no route knows. */
+const spanName = (request: { readonly method: string; readonly url: string }) => {
+  const known = matchPath(TABLE, pathnameOf(request.url))
+  return known === undefined ? request.method : `${request.method} ${known.template}`
+}
+
+/** Counts the requests being answered, for the drain; while draining, every answer closes its connection. */
+const tracked = <E, R>(lifecycle: Health.Lifecycle["Service"], app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.suspend(() => {
+    lifecycle.inFlight++
+    return app.pipe(
+      Effect.map((response) => lifecycle.draining ? HttpServerResponse.setHeader(response, "connection", "close") : response),
+      Effect.ensuring(Effect.sync(() => {
+        lifecycle.inFlight--
+      }))
+    )
+  })
+
+/**
+ * The drain, before the listener closes: `/readyz` answers 503 from now on; the server keeps
+ * listening for `delay`, then until nothing is in flight, within `timeout` in all.
+ */
+const drain = (lifecycle: Health.Lifecycle["Service"], delay: Duration.Input, timeout: Duration.Input) =>
+  Effect.gen(function*() {
+    lifecycle.draining = true
+    yield* Effect.logInfo("draining: /readyz answers 503; requests in flight finish before the listener closes")
+    const idle = Effect.gen(function*() {
+      yield* Effect.sleep(delay)
+      while (lifecycle.inFlight > 0) yield* Effect.sleep("20 millis")
+    })
+    const finished = yield* Effect.timeoutOption(idle, timeout)
+    if (finished._tag === "None") yield* Effect.logWarning(`drain: ${lifecycle.inFlight} requests still in flight when the shutdown timeout ended`)
+  })
 
 /**
  * The REST server on Node's HTTP server, listening once the layer is built and shutting down
  * gracefully when it is released (new connections refused, in-flight requests finish). Its
  * output includes `HttpServer.HttpServer`, whose `address` tells the port when `port` is 0.
- * While it runs, records of idempotency keys past their 24 hours are pruned hourly.
+ * While it runs, records of idempotency keys past their 24 hours, and tombstones past the since
+ * feed's horizon, are pruned hourly.
  */
 export const layer = (
   options: Options
 ): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Directory.Directory | Watches.Watches | RateLimiter.RateLimiter> =>
   Layer.unwrap(
-    Effect.map(
+    Effect.gen(function*() {
+      const lifecycle = yield* Health.Lifecycle
       // Paths are case-sensitive, like the listing ids in them.
-      HttpRouter.toHttpEffect(routes).pipe(Effect.provideService(HttpRouter.RouterConfig, { caseSensitive: true })),
-      (app) => HttpServer.serve(behindProxies(options.trustedProxies ?? [])(boundary(app, { "/healthz": ["GET"], "/docs": ["GET"], [MCP_PATH]: ["POST"] })))
-    )
+      const app = yield* HttpRouter.toHttpEffect(routes).pipe(Effect.provideService(HttpRouter.RouterConfig, { caseSensitive: true }))
+      const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, OUTSIDE)))
+      return Layer.effectDiscard(Effect.gen(function*() {
+        yield* HttpServer.serveEffect(served)
+        // Added after the server's own finalizer, so it runs first: the listener stays open while draining.
+        yield* Effect.addFinalizer(() => drain(lifecycle, options.drainDelay ?? 0, options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT))
+      }))
+    })
   ).pipe(
+    Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, spanName)),
     Layer.provide(AddressGate.layer(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE)),
-    Layer.provide(AccessLog.layer(options.logger)),
+    Layer.provide(AccessLog.layer(options.logger, options.logLevel)),
+    Layer.provide(Health.Lifecycle.layer),
     Layer.provideMerge(NodeHttpServer.layer(() => nodeServer(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS), {
       port: options.port,
       host: options.host ?? "127.0.0.1",
-      gracefulShutdownTimeout: options.shutdownTimeout ?? Duration.seconds(20)
+      gracefulShutdownTimeout: options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT
     })),
-    Layer.merge(Directory.Directory.layerPruning())
+    Layer.merge(Directory.Directory.layerPruning()),
+    Layer.merge(
+      options.metricsPort === undefined
+        ? Layer.empty
+        // Its own `HttpServer` stays inside: the layer's output names the API's.
+        : Layer.effectDiscard(Layer.build(Telemetry.layerMetricsServer({ port: options.metricsPort, host: options.host ?? "127.0.0.1" })))
+    )
   )
+
+export const DEFAULT_SHUTDOWN_TIMEOUT = Duration.seconds(20)
 
 /** With trusted proxies, the request's remote address is the client they name (Effect's own walk of `X-Forwarded-For`). */
 const behindProxies = (trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>) =>
@@ -137,20 +207,47 @@ export const authFailuresPerMinuteFromEnv: Config.Config<number> = Config.schema
   "DROPSHELF_AUTH_FAILURES_PER_MINUTE"
 ).pipe(Config.withDefault(DEFAULT_AUTH_FAILURES_PER_MINUTE))
 
+/** `DROPSHELF_SINCE_HORIZON_DAYS`: how many days back the since feed reaches, 1 to 3650, default 30. */
+export const sinceHorizonDaysFromEnv: Config.Config<number> = Config.schema(
+  Schema.Int.check(Schema.isBetween({ minimum: SinceHorizon.MIN_HORIZON_DAYS, maximum: SinceHorizon.MAX_HORIZON_DAYS })),
+  "DROPSHELF_SINCE_HORIZON_DAYS"
+).pipe(Config.withDefault(SinceHorizon.DEFAULT_HORIZON_DAYS))
+
 /** `DROPSHELF_TRUSTED_PROXIES`: comma-separated CIDR blocks (`10.0.0.0/8, ::1/128`), default none. */
 export const trustedProxiesFromEnv: Config.Config<ReadonlyArray<IpNetwork.IpNetwork>> = Config.Array(
   Schema.Trim.pipe(Schema.decodeTo(Schema.IpNetworkFromString)),
   "DROPSHELF_TRUSTED_PROXIES"
 ).pipe(Config.withDefault([]))
 
-/** `PORT` (default 8080) and `HOST` (default 127.0.0.1), as in the product's configuration table. */
+/** `DROPSHELF_SHUTDOWN_TIMEOUT_MS`: how long the drain may last, whole milliseconds up to 10 minutes, default 20 s. */
+export const shutdownTimeoutFromEnv: Config.Config<Duration.Duration> = Config.schema(
+  Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 600_000 })),
+  "DROPSHELF_SHUTDOWN_TIMEOUT_MS"
+).pipe(Config.map(Duration.millis), Config.withDefault(DEFAULT_SHUTDOWN_TIMEOUT))
+
+/** `DROPSHELF_DRAIN_DELAY_MS`: how long to keep listening after shutdown starts, whole milliseconds up to 10 minutes, default 0. */
+export const drainDelayFromEnv: Config.Config<Duration.Duration> = Config.schema(
+  Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 600_000 })),
+  "DROPSHELF_DRAIN_DELAY_MS"
+).pipe(Config.map(Duration.millis), Config.withDefault(Duration.zero))
+
+/** The server's settings beyond `PORT` and `HOST`, read by the commands that serve. */
+export const settingsFromEnv = Config.all({
+  requestTimeoutMs: requestTimeoutMsFromEnv,
+  authFailuresPerMinute: authFailuresPerMinuteFromEnv,
+  trustedProxies: trustedProxiesFromEnv,
+  shutdownTimeout: shutdownTimeoutFromEnv,
+  drainDelay: drainDelayFromEnv,
+  metricsPort: Telemetry.metricsPortFromEnv,
+  logLevel: Telemetry.logLevelFromEnv
+})
+
+/** `PORT` (default 8080) and `HOST` (default 127.0.0.1), as in the product's configuration table, and the settings. */
 export const optionsFromEnv: Config.Config<Options> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  requestTimeoutMs: requestTimeoutMsFromEnv,
-  authFailuresPerMinute: authFailuresPerMinuteFromEnv,
-  trustedProxies: trustedProxiesFromEnv
-})
+  settings: settingsFromEnv
+}).pipe(Config.map(({ settings, ...address }) => ({ ...address, ...settings })))
 
 /** Serves until interrupted (SIGINT/SIGTERM under `NodeRuntime.runMain`), then shuts down gracefully. */
 export const serve = (

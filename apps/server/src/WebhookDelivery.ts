@@ -117,11 +117,9 @@ export const settingsFromEnv: Config.Config<Watches.WatchSettings> = Config.all(
   concurrency: Config.Int("DROPSHELF_WATCH_CONCURRENCY").pipe(Config.withDefault(Watches.DEFAULT_SETTINGS.concurrency))
 })
 
-/** `Watches` with its settings and sender from the environment; needs the stores, `SecureRandom` and `Mac`. */
-export const layerFromEnv = Layer.unwrap(Effect.gen(function*() {
-  const settings = yield* settingsFromEnv
-  return Watches.Watches.layer.pipe(
+/** `Watches` with these settings and the node:http(s) sender; needs the stores, `SecureRandom` and `Mac`. */
+export const layerWith = (settings: Watches.WatchSettings) =>
+  Watches.Watches.layer.pipe(
     Layer.provide(layer(settings.allowPrivate)),
     Layer.provide(Layer.succeed(Watches.WatchSettingsRef, settings))
   )
-}))

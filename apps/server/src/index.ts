@@ -6,6 +6,8 @@
 export { Api, ApiErrors } from "@dropshelf/api"
 export * as Boundary from "./http/Boundary.ts"
 export * as ErrorMapping from "./http/ErrorMapping.ts"
+export * as Health from "./http/Health.ts"
 export * as RdapAvailability from "./RdapAvailability.ts"
 export * as Server from "./Server.ts"
+export * as Telemetry from "./Telemetry.ts"
 export * as WebhookDelivery from "./WebhookDelivery.ts"

@@ -978,6 +978,8 @@ for (const adapter of adapters) {
           "GET /api/v1/holds",
           "GET /api/v1/me",
           "GET /api/v1/openapi.json",
+          "GET /healthz",
+          "GET /readyz",
           "POST /api/v1/domains/{id}/hold",
           "POST /api/v1/domains/{id}/reveal",
           "POST /api/v1/holds/{id}/extend",
@@ -1000,11 +1002,25 @@ for (const adapter of adapters) {
           category: "lists the codes listings carry",
           source: "lists the codes listings carry"
         })) expect(described[name], name).toContain(field)
-        const index = operations.find(({ path }) => path === "/")!.operation
-        expect(index.security ?? []).toEqual([])
-        expect(index.responses["200"].headers["X-RateLimit-Limit"]).toBeUndefined()
+        // The since feed's horizon: the parameter says it, the list answers 410 since_too_old, /me names it.
+        expect(described.since).toContain("since_too_old")
+        const list = operations.find(({ method, path }) => method === "get" && path === "/api/v1/domains")!.operation
+        expect(Object.keys(list.responses)).toContain("410")
+        const gone = list.responses["410"].content["application/json"].schema.$ref.replace("#/components/schemas/", "")
+        expect(JSON.stringify(spec.components.schemas[gone])).toContain("since_too_old")
+        expect(operations.filter(({ operation }) => operation.responses?.["410"] !== undefined).map(({ path }) => path)).toEqual(["/api/v1/domains"])
+        expect(spec.components.schemas.Me.properties.since_horizon_days).toBeDefined()
+        // Outside /api/v1: no key, never counted, so no rate-limit headers.
+        const unkeyed = ["/", "/healthz", "/readyz"]
+        for (const path of unkeyed) {
+          const operation = operations.find((found) => found.path === path)!.operation
+          expect(operation.security ?? [], path).toEqual([])
+          expect(operation.responses["200"].headers["X-RateLimit-Limit"], path).toBeUndefined()
+        }
+        const readyz = operations.find(({ path }) => path === "/readyz")!.operation
+        expect(Object.keys(readyz.responses)).toContain("503")
         for (const { operation, path } of operations) {
-          if (path === "/") continue
+          if (unkeyed.includes(path)) continue
           expect(operation.security).toEqual([{ bearer: [] }])
           for (const status of ["401", "405", "429", "500"]) expect(operation.responses[status]).toBeDefined()
           expect(operation.responses["401"].headers["WWW-Authenticate"]).toBeDefined()

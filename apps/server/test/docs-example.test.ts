@@ -60,6 +60,24 @@ describe("docs/api.md since-feed consumer", () => {
     expect(Object.keys(afterSecond.rows)).toHaveLength(6)
   })
 
+  it("resynchronises with a full run when its watermark is past the feed's horizon", async () => {
+    const file = join(dir, "since-feed.mjs")
+    writeFileSync(file, script!)
+    const rows = Array.from({ length: 3 }, (_, i) => listing({ domain: `feed-old-${i}-example.com` }))
+    await addListings(server, rows)
+    const key = await account(server, "business", "feed-old")
+    const state = join(dir, "old.json")
+    const stale = { id: "GONE0000", status: "active", updated_at: "2026-01-01T00:00:00.000Z" }
+    writeFileSync(state, JSON.stringify({ watermark: new Date(Date.now() - 40 * 86_400_000).toISOString(), rows: { GONE0000: stale } }))
+    const env = { ...process.env, DROPSHELF_URL: server.base, DROPSHELF_KEY: key.secret, DROPSHELF_STATE: state }
+    const resynced = await run(process.execPath, [file, "--once"], { env })
+    expect(resynced.stdout).toContain("resynchronising with a full run")
+    const copy = JSON.parse(readFileSync(state, "utf8"))
+    expect(copy.rows.GONE0000).toBeUndefined()
+    for (const row of rows) expect(copy.rows[row.id]).toBeDefined()
+    expect(Date.parse(copy.watermark)).toBeGreaterThan(Date.now() - 86_400_000)
+  })
+
   it("stops with the error envelope's code when the plan has no since feed", async () => {
     const file = join(dir, "since-feed.mjs")
     writeFileSync(file, script!)

@@ -78,6 +78,8 @@ export interface StartOptions {
   readonly trustedProxies?: Server.Options["trustedProxies"]
   /** How long a repeat with an idempotency key waits for its first request (default: the core's). */
   readonly idempotencyWaitMs?: number | undefined
+  /** How many days back the since feed reaches (default: the core's, 30). */
+  readonly sinceHorizonDays?: number | undefined
   /**
    * The watch worker's settings; private receivers are allowed here (every receiver in a test
    * is on loopback). The worker runs only when `watchWorker` is true.
@@ -95,6 +97,7 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
   )
   const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, watches).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
+    Layer.provide(options.sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, options.sinceHorizonDays)),
     Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
     Layer.provide(options.availability ?? AvailabilityCheck.AvailabilityCheck.layerStampOnly),
     Layer.provideMerge(adapter.layer()),

@@ -1,6 +1,7 @@
 /**
- * Graceful shutdown: once the server's layer is released, new connections are refused and a
- * request already in flight still completes.
+ * Graceful shutdown: once the server's layer is released it drains (`/readyz` 503, still
+ * answering while a request is in flight), then new connections are refused; a request already
+ * in flight still completes.
  */
 import { Clock, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
@@ -17,7 +18,7 @@ const slowCheck = Layer.succeed(AvailabilityCheck.AvailabilityCheck, {
 })
 
 describe("graceful shutdown", () => {
-  it("lets an in-flight request finish, then stops listening", async () => {
+  it("lets an in-flight request finish, answering requests that arrive meanwhile, then stops listening", async () => {
     const server = await start(memoryAdapter, { availability: slowCheck })
     const row = listing({ domain: "in-flight.com" })
     await addListings(server, [row])
@@ -28,6 +29,14 @@ describe("graceful shutdown", () => {
     })
     await new Promise((resolve) => setTimeout(resolve, 300))
     const closing = server.close()
+    // While the reveal is in flight the server drains: still listening, not ready, answering.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const readyz = await fetch(`${server.base}/readyz`)
+    expect(readyz.status).toBe(503)
+    expect(await readyz.json()).toMatchObject({ status: "draining" })
+    const arriving = await fetch(`${server.base}/api/v1/me`, { headers: { authorization: `Bearer ${key.secret}` } })
+    expect(arriving.status).toBe(200)
+    expect(arriving.headers.get("connection")).toBe("close")
     const response = await inFlight
     expect(response.status).toBe(200)
     expect(((await response.json()) as { id: string }).id).toBe(row.id)

@@ -14,6 +14,7 @@ import {
   PayloadTooLargeError,
   RequestTimeoutError,
   ServerError,
+  SinceTooOldError,
   UnauthorizedError,
   RateLimitedError,
   UpgradeRequiredError
@@ -87,7 +88,7 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
   HttpApiEndpoint.get("list", "/domains", {
     query: ListQuery.ListQuerySchema,
     success: Listing.PageView,
-    error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError]
+    error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError, SinceTooOldError]
   }).annotate(HttpApi.QueryParseOptions, ListQuery.LIST_QUERY_PARSE_OPTIONS)
     .annotate(OpenApi.Summary, "Page of listings, or changes since a watermark")
     .annotate(OpenApi.Description, "Default order is ascending listing id. Reads never spend a reveal. Follow `next_cursor` until it is null, keeping filters and `sort` fixed for a run."),
@@ -155,13 +156,53 @@ export const ServiceIndex = Schema.Struct({
 }).annotate({ identifier: "ServiceIndex" })
 export type ServiceIndex = typeof ServiceIndex.Type
 
+/** `GET /healthz`: the process answers; nothing else is touched. */
+export const Liveness = Schema.Struct({
+  status: Schema.Literal("ok")
+}).annotate({ identifier: "Liveness" })
+
+const CheckOutcome = Schema.Literals(["ok", "failed", "timeout"]).annotate({
+  description: "`ok`; `failed` when the dependency refused or errored; `timeout` when it did not answer within 2 s. The server's log says why."
+})
+
+/** `GET /readyz` answered 200: every dependency this instance needs answered. */
+export const Readiness = Schema.Struct({
+  status: Schema.Literal("ready"),
+  checks: Schema.Record(Schema.String, CheckOutcome).annotate({
+    description: "Each dependency checked: `database` always, `redis` when the instance counts rate limits in Redis"
+  })
+}).annotate({ identifier: "Readiness" })
+export type Readiness = typeof Readiness.Type
+
+/** `GET /readyz` answered 503: the instance should get no new traffic. */
+export class NotReadyError extends Schema.Error<NotReadyError>("NotReadyError")({
+  status: Schema.Literals(["unready", "draining"]).annotate({
+    description: "`draining`: the instance is shutting down (it still answers requests in flight and arriving); `unready`: a dependency failed"
+  }),
+  failed: Schema.Array(Schema.String).annotate({ description: "The dependencies that failed, by name (`database`, `redis`); empty while draining" }),
+  checks: Schema.Record(Schema.String, CheckOutcome).annotate({ description: "Each dependency checked; none while draining" })
+}, {
+  httpApiStatus: 503,
+  description: "Not ready: a dependency failed or the instance is draining. Take it out of the load balancer's rotation."
+}) {}
+
 /** Outside `/api/v1` and without a key: added after the key middleware and the prefix, which apply to the groups before them. */
 export class IndexGroup extends HttpApiGroup.make("index").add(
   HttpApiEndpoint.get("index", "/", {
     success: ServiceIndex,
     error: [MethodNotAllowedError, RequestTimeoutError, PayloadTooLargeError, HeadersTooLargeError, ServerError]
   }).annotate(OpenApi.Summary, "Where to start")
-    .annotate(OpenApi.Description, "Links to the API reference (`/docs`), this document and liveness (`/healthz`). Needs no key and is not rate limited.")
+    .annotate(OpenApi.Description, "Links to the API reference (`/docs`), this document and liveness (`/healthz`). Needs no key and is not rate limited."),
+  HttpApiEndpoint.get("healthz", "/healthz", {
+    success: Liveness,
+    error: [MethodNotAllowedError, RequestTimeoutError, PayloadTooLargeError, HeadersTooLargeError, ServerError]
+  }).annotate(OpenApi.Summary, "Liveness")
+    .annotate(OpenApi.Description, "200 while the process can answer at all; touches no dependency, so a database outage does not get the instance restarted. Needs no key and is not rate limited."),
+  HttpApiEndpoint.get("readyz", "/readyz", {
+    success: Readiness,
+    error: [NotReadyError, MethodNotAllowedError, RequestTimeoutError, PayloadTooLargeError, HeadersTooLargeError, ServerError]
+  }).annotate(OpenApi.Summary, "Readiness")
+    .annotate(OpenApi.Description, "200 when the database answers a query and, when the instance counts rate limits in Redis, Redis answers a PING; 503 naming what failed otherwise, and 503 `draining` from the moment the instance is told to stop. Needs no key and is not rate limited.")
 ) {}
 
 /** The REST contract: shareable with clients, free of server code. */

@@ -13,8 +13,8 @@ const Timestamp = Schema.String.annotate({
 
 /**
  * The complete set of `error.code` values: the spec's eight (its Errors section), the two of
- * idempotency keys added to them (docs/decisions/0010-idempotency-keys.md), and the watch limit
- * (docs/decisions/0012-watches.md).
+ * idempotency keys added to them (docs/decisions/0010-idempotency-keys.md), the since feed's
+ * horizon (docs/decisions/0011-since-horizon.md) and the watch limit (docs/decisions/0012-watches.md).
  */
 export const ErrorCode = Schema.Literals([
   "invalid_request",
@@ -27,6 +27,7 @@ export const ErrorCode = Schema.Literals([
   "server_error",
   "idempotency_key_in_use",
   "idempotency_key_reused",
+  "since_too_old",
   "watch_limit_reached"
 ])
 export type ErrorCode = typeof ErrorCode.Type
@@ -67,6 +68,8 @@ export interface ErrorFields {
   readonly available_at?: string
   readonly limit?: number
   readonly retry_after?: number
+  readonly oldest_since?: string
+  readonly horizon_days?: number
 }
 
 const body = <C extends ErrorCode, const F extends Schema.Struct.Fields>(code: C, extra: F) =>
@@ -155,6 +158,20 @@ export class IdempotencyKeyReusedError extends Schema.Error<IdempotencyKeyReused
     "This account sent the `Idempotency-Key` within the last 24 hours with a different request (another method, path or body). Nothing was done: use a new key for a new request."
 }) {}
 
+export class SinceTooOldError extends Schema.Error<SinceTooOldError>("SinceTooOldError")({
+  error: body("since_too_old", {
+    parameter: Schema.Literal("since").annotate({ description: "Always `since`" }),
+    oldest_since: Timestamp.annotate({ description: "The oldest `since` accepted when the request was answered" }),
+    horizon_days: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+      description: "How many days back the since feed reaches (also `since_horizon_days` in `GET /me`)"
+    })
+  })
+}, {
+  httpApiStatus: 410,
+  description:
+    "`since` is older than the since feed's horizon: tombstones that old are pruned, so the changes since then cannot be told in full. Do not retry with the same `since`: resynchronise with a full run (no `since`, follow `next_cursor` to the end, replace your copy), then poll with the `synced_at` of that run's first page. Pages that follow a cursor get one more day, so a run that started inside the horizon is not refused halfway."
+}) {}
+
 export class MethodNotAllowedError extends Schema.Error<MethodNotAllowedError>("MethodNotAllowedError")({
   error: body("method_not_allowed", {})
 }, {
@@ -210,6 +227,7 @@ export type ApiError =
   | NotFoundError
   | IdempotencyKeyInUseError
   | IdempotencyKeyReusedError
+  | SinceTooOldError
   | WatchLimitReachedError
   | MethodNotAllowedError
   | PayloadTooLargeError

@@ -26,8 +26,14 @@ export class DropshelfError extends Error {
   readonly revealCode: ApiErrors.RevealCode | undefined
   /** On a refused hold, extension or end, the token to branch on (`HOLD_CAP_REACHED`, `HOLD_OVER`, ...). */
   readonly holdCode: ApiErrors.HoldCode | undefined
-  /** Every field of the envelope's `error`: `resets_at`, `expires_at`, `available_at`, `limit`, `parameter`, `retry_after`. */
+  /** Every field of the envelope's `error`: `resets_at`, `expires_at`, `available_at`, `limit`, `parameter`, `retry_after`, `oldest_since`, `horizon_days`. */
   readonly fields: ErrorFields
+  /**
+   * True on 410 `since_too_old`: the `since` is older than the feed's horizon, so this copy
+   * cannot be brought up to date by changes; start a full run (`listings.since(null)`), replace
+   * the copy with it, and keep that run's `syncedAt`.
+   */
+  readonly resyncRequired: boolean
 
   constructor(status: number, fields: ErrorFields) {
     super(fields.message)
@@ -36,6 +42,7 @@ export class DropshelfError extends Error {
     this.revealCode = fields.reveal_code
     this.holdCode = fields.hold_code
     this.fields = fields
+    this.resyncRequired = fields.code === "since_too_old"
   }
 
   /** The body as sent: `{"error": {...}}`. */

@@ -206,5 +206,19 @@ for (const adapter of adapters) {
       })())
       expect(refusal).toMatchObject({ status: 402, code: "upgrade_required", fields: { parameter: "since" } })
     })
+
+    it("refuses a since past the feed's horizon with 410 since_too_old, telling the caller to resynchronise, without retrying", async () => {
+      const key = await account(server, "business", "client-feed-old")
+      const recorded = recordingFetch()
+      const me = await client(key.secret).me()
+      expect(me.since_horizon_days).toBe(30)
+      const feed = client(key.secret, recorded.fetch).listings.since(new Date(Date.now() - 31 * DAY))
+      const refusal = await refusalOf((async () => {
+        for await (const _ of feed) break
+      })())
+      expect(refusal).toMatchObject({ status: 410, code: "since_too_old", resyncRequired: true, fields: { parameter: "since", horizon_days: 30 } })
+      expect(recorded.sent).toHaveLength(1)
+      expect(feed.syncedAt).toBeUndefined()
+    })
   })
 }

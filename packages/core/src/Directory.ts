@@ -1,7 +1,8 @@
-import { Clock, Context, Deferred, Effect, Fiber, Layer, Schedule } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Metric, Schedule } from "effect"
 import { Digest } from "effect/crypto"
 import { digestOf, formatOf, hasValidChecksum, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
+import * as DirectoryMetrics from "./DirectoryMetrics.ts"
 import { isNameDisclosed } from "./domain/Disclosure.ts"
 import {
   type EndError,
@@ -18,6 +19,7 @@ import {
   QuotaExhausted,
   RevealRequired,
   type RevealError,
+  SinceTooOld,
   Unauthorized,
   UpgradeRequired
 } from "./domain/errors.ts"
@@ -59,6 +61,7 @@ import type { MeView } from "./domain/Me.ts"
 import { quote } from "./domain/Quote.ts"
 import { effectivePlan, extensionMs, type PlanLimits } from "./domain/Plan.ts"
 import { allowanceAt, planReveal, remainingReveals } from "./domain/RevealLedger.ts"
+import { DEFAULT_HORIZON_DAYS, oldestAcceptedSince, pruneBefore } from "./domain/SinceHorizon.ts"
 import { HOUR, type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain/Time.ts"
 import { AvailabilityCheck } from "./ports/AvailabilityCheck.ts"
 import { HoldStore } from "./ports/HoldStore.ts"
@@ -102,6 +105,14 @@ export const IdempotencyWait = Context.Reference<number>("@dropshelf/core/Idempo
   defaultValue: () => DEFAULT_WAIT_MS
 })
 
+/**
+ * How many days back the since feed reaches: an older `since` is refused `SinceTooOld`, and
+ * tombstones are pruned a little after it (domain/SinceHorizon.ts).
+ */
+export const SinceHorizonDays = Context.Reference<number>("@dropshelf/core/SinceHorizonDays", {
+  defaultValue: () => DEFAULT_HORIZON_DAYS
+})
+
 /** How often a repeat asks the store again while its first request runs in another process. */
 export const IDEMPOTENCY_POLL_MS = 100
 
@@ -143,16 +154,26 @@ export class Directory extends Context.Service<Directory, {
   ) => Effect.Effect<Answer<W>, IdempotencyKeyReused | IdempotencyKeyInUse>
   /** Deletes the records of idempotency keys past their 24 hours; returns how many. */
   readonly pruneIdempotencyKeys: Effect.Effect<number>
+  /** Deletes tombstones past the since feed's horizon (and its grace and margin); returns how many. */
+  readonly pruneTombstones: Effect.Effect<number>
 }>()("@dropshelf/core/Directory") {
   /**
-   * Prunes the records of idempotency keys once at start, then every `interval` (default one
-   * hour), for as long as the layer lives. A failed round is logged and the next one runs.
+   * Prunes the records of idempotency keys and the tombstones past the since horizon once at
+   * start, then every `interval` (default one hour), for as long as the layer lives. A failed
+   * round is logged and the next one runs.
    */
   static readonly layerPruning = (interval: number = HOUR): Layer.Layer<never, never, Directory> =>
     Layer.effectDiscard(Effect.gen(function*() {
       const directory = yield* Directory
-      yield* directory.pruneIdempotencyKeys.pipe(
-        Effect.catchCause((cause) => Effect.logWarning("dropshelf: pruning idempotency keys failed", cause)),
+      const round = (what: string, prune: Effect.Effect<number>) =>
+        prune.pipe(
+          Effect.asVoid,
+          Effect.catchCause((cause) => Effect.logWarning(`dropshelf: pruning ${what} failed`, cause))
+        )
+      yield* Effect.andThen(
+        round("idempotency keys", directory.pruneIdempotencyKeys),
+        round("tombstones", directory.pruneTombstones)
+      ).pipe(
         Effect.repeat(Schedule.spaced(interval)),
         Effect.forkScoped
       )
@@ -167,6 +188,7 @@ export class Directory extends Context.Service<Directory, {
       const holdStore = yield* HoldStore
       const idempotencyStore = yield* IdempotencyStore
       const idempotencyWait = yield* IdempotencyWait
+      const horizonDays = yield* SinceHorizonDays
       const keys = yield* KeyStore
       const availability = yield* AvailabilityCheck
       const cursors = yield* CursorCodec
@@ -242,6 +264,7 @@ export class Directory extends Context.Service<Directory, {
           },
           rate_limit: { limit: rate.limit, remaining: rate.remaining },
           sync_feed: caller.plan.sinceFeed,
+          since_horizon_days: caller.plan.sinceFeed ? horizonDays : null,
           key: {
             name: caller.key.name,
             prefix: caller.key.prefix,
@@ -327,6 +350,12 @@ export class Directory extends Context.Service<Directory, {
             message: "The since feed is available on the business plan"
           })
         }
+        if (query.since !== undefined) {
+          const oldestAccepted = oldestAcceptedSince(yield* Clock.currentTimeMillis, horizonDays, query.cursor !== undefined)
+          if (query.since < oldestAccepted) {
+            return yield* new SinceTooOld({ since: query.since, oldestAccepted, horizonDays })
+          }
+        }
         yield* checkCodes("category", query.filters.categories)
         yield* checkCodes("source", query.filters.sources)
         const after = query.cursor === undefined ? undefined : yield* cursors.read(query.cursor, query.order)
@@ -403,6 +432,7 @@ export class Directory extends Context.Service<Directory, {
           listing = (yield* listings.stampAvailability(listing.id, checked.checkedAt)) ?? listing
         }
         let revealedAt: Instant
+        let first = false
         if (plan._tag === "Repeat") {
           revealedAt = plan.entry.revealedAt
         } else {
@@ -412,8 +442,10 @@ export class Directory extends Context.Service<Directory, {
             at: now,
             charge: allowance
           })
+          first = outcome._tag === "Recorded" && outcome.fresh
           revealedAt = outcome._tag === "AllowanceSpent" ? (yield* repeatOfConcurrent).revealedAt : outcome.entry.revealedAt
         }
+        yield* Metric.update(first ? DirectoryMetrics.firstReveals : DirectoryMetrics.repeatReveals, 1)
         const view = toListingView(listing, {
           disclosed: isNameDisclosed({ plan: caller.plan, tier: listing.tier, holdState, revealed: true }),
           holdState,
@@ -448,6 +480,7 @@ export class Directory extends Context.Service<Directory, {
         const revealed = yield* reveals.find(caller.accountId, listing.id)
         if (revealed === undefined) return yield* new RevealRequired()
         const { hold } = yield* holdStore.acquire({ accountId: caller.accountId, listingId: listing.id, plan: caller.plan, now })
+        yield* Metric.update(DirectoryMetrics.holds, 1)
         return yield* holdResponse(caller, hold, now)
       }, useCase("Directory.hold"))
 
@@ -568,6 +601,11 @@ export class Directory extends Context.Service<Directory, {
         (now) => idempotencyStore.prune(now - RETENTION_MS)
       ).pipe(useCase("Directory.pruneIdempotencyKeys"))
 
+      const pruneTombstones = Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => listings.pruneTombstones(pruneBefore(now, horizonDays))
+      ).pipe(useCase("Directory.pruneTombstones"))
+
       return Directory.of({
         authenticate,
         me,
@@ -581,7 +619,8 @@ export class Directory extends Context.Service<Directory, {
         end,
         holds,
         idempotent,
-        pruneIdempotencyKeys
+        pruneIdempotencyKeys,
+        pruneTombstones
       })
     })
   )

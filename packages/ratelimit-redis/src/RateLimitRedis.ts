@@ -1,6 +1,6 @@
 import { RateLimiter } from "@dropshelf/core"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
-import { Duration, Effect, Exit, Layer, References, Schedule, Scope } from "effect"
+import { Context, Duration, Effect, Exit, Layer, References, Schedule, Scope } from "effect"
 import { Redis } from "effect/persistence"
 
 /**
@@ -105,25 +105,41 @@ const client = (url: string) =>
   )
 
 /**
- * The limiter on the Redis at `url`; a connected client reconnects by itself after an outage.
- * If Redis is unreachable at start-up the limiter counts in-process, says so once, and tries to
- * connect again every `RECONNECT_INTERVAL` until it can, then counts in Redis (decision 0110).
+ * Whether the limiter's Redis answers now: a PING on its connection, failing while it has none
+ * (it is counting in-process then). What a readiness check asks.
  */
-export const layer = (url: string): Layer.Layer<RateLimiter.RateLimiter> =>
-  Layer.effect(
-    RateLimiter.RateLimiter,
+export class RedisPing extends Context.Service<RedisPing, {
+  readonly ping: Effect.Effect<void, unknown>
+}>()("@dropshelf/ratelimit-redis/RedisPing") {}
+
+/**
+ * The limiter on the Redis at `url`, and the ping of the client it uses; a connected client
+ * reconnects by itself after an outage. If Redis is unreachable at start-up the limiter counts
+ * in-process, says so once, and tries to connect again every `RECONNECT_INTERVAL` until it can,
+ * then counts in Redis (decision 0110).
+ */
+export const layerWithPing = (url: string): Layer.Layer<RateLimiter.RateLimiter | RedisPing> =>
+  Layer.effectContext(
     Effect.gen(function*() {
       const scope = yield* Effect.scope
+      let current: Redis.Redis["Service"] | undefined
+      const ping = RedisPing.of({
+        ping: Effect.suspend((): Effect.Effect<void, unknown> => current === undefined ? Effect.fail("not connected") : current.send("PING"))
+      })
+      const provide = (limiter: RateLimiter.RateLimiter["Service"]) =>
+        Context.make(RateLimiter.RateLimiter, limiter).pipe(Context.add(RedisPing, ping))
       // Each attempt gets a scope of its own, closed when it fails, so a failed client is released.
       const connect = Effect.gen(function*() {
         const attempt = yield* Scope.fork(scope)
         const context = yield* Layer.buildWithScope(client(url), attempt).pipe(
           Effect.onError((cause) => Scope.close(attempt, Exit.failCause(cause)))
         )
-        return yield* make.pipe(Effect.provideContext(context))
+        const limiter = yield* make.pipe(Effect.provideContext(context))
+        current = Context.get(context, Redis.Redis)
+        return limiter
       })
       const first = yield* Effect.result(connect)
-      if (first._tag === "Success") return first.success
+      if (first._tag === "Success") return provide(first.success)
       yield* Effect.logWarning("Redis unreachable at start-up: counting rate limits in this process", String(first.failure))
       const fallback = yield* RateLimiter.makeInProcess
       let shared: RateLimiter.RateLimiter["Service"] | undefined
@@ -139,9 +155,12 @@ export const layer = (url: string): Layer.Layer<RateLimiter.RateLimiter> =>
         ),
         Effect.forkIn(scope)
       )
-      return RateLimiter.RateLimiter.of({
+      return provide(RateLimiter.RateLimiter.of({
         hit: (keyId, limit) => shared === undefined ? fallback.hit(keyId, limit) : shared.hit(keyId, limit),
         peek: (keyId, limit) => shared === undefined ? fallback.peek(keyId, limit) : shared.peek(keyId, limit)
-      })
+      }))
     })
   )
+
+/** The limiter alone (see `layerWithPing`). */
+export const layer = (url: string): Layer.Layer<RateLimiter.RateLimiter> => layerWithPing(url)

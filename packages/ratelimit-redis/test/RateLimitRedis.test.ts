@@ -104,3 +104,22 @@ describe("Redis rate limiter without Redis", () => {
     }
   }, 20_000)
 })
+
+describe("RedisPing, what /readyz asks", () => {
+  const pinged = async (redisUrl: string) => {
+    const runtime = ManagedRuntime.make(RateLimitRedis.layerWithPing(redisUrl).pipe(Layer.provide(Logger.layer([]))))
+    try {
+      return await runtime.runPromise(Effect.result(RateLimitRedis.RedisPing.use(({ ping }) => ping)))
+    } finally {
+      await runtime.dispose()
+    }
+  }
+
+  it("fails while the limiter has no Redis (it counts in-process then)", async () => {
+    expect((await pinged("redis://127.0.0.1:1"))._tag).toBe("Failure")
+  })
+
+  it.skipIf(url === undefined)("answers while the limiter counts in Redis", async () => {
+    expect((await pinged(url!))._tag).toBe("Success")
+  })
+})

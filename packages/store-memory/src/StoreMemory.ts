@@ -114,7 +114,7 @@ const makeListingStore = (state: ReaderState, rows: Map<string, ListingRecord>) 
       const changed: Array<Ids.ListingId> = []
       for (const id of new Set(ids)) {
         const row = rows.get(id)
-        if (row === undefined || Listing.isTombstone(row.status)) continue
+        if (row === undefined || row.status === "sold" || row.status === "delisted") continue
         const written = { ...row, status: reason, updatedAt: at }
         rows.set(id, written)
         state.written(row, written)
@@ -136,6 +136,17 @@ const makeListingStore = (state: ReaderState, rows: Map<string, ListingRecord>) 
     syncedAt: Effect.map(now, (at) => at - SYNC_LAG_MS),
     upsert,
     delist,
+    pruneTombstones: (before) =>
+      Effect.sync(() => {
+        let pruned = 0
+        for (const row of [...rows.values()]) {
+          if (Listing.isTombstone(row.status) && row.updatedAt < before) {
+            rows.delete(row.id)
+            pruned++
+          }
+        }
+        return pruned
+      }),
     stampAvailability: (id, checkedAt) =>
       Effect.map(now, (at) => {
         const row = rows.get(id)

@@ -13,6 +13,9 @@ import { json, textOrNull, toDate } from "./Rows.ts"
 /** Rows per statement in `backfillMasks`. */
 const BACKFILL_CHUNK = 1000
 
+/** Tombstones deleted per statement in `pruneTombstones`. */
+export const PRUNE_CHUNK = 1000
+
 type Row = Record<string, unknown>
 
 /** One element of an array literal: NULL, or the text double-quoted with `\` and `"` escaped. */
@@ -112,6 +115,31 @@ export const make = (sql: SqlClient.SqlClient) => {
       return unique.filter((id) => changed.has(id))
     }).pipe(Effect.orDie)
 
+  /**
+   * Walks the partial index of tombstones (migration 0005), never the active rows, in statements
+   * of PRUNE_CHUNK rows: on the embedded database every request waits for the one connection,
+   * so no statement should run long. The conditions are repeated on the deleted row itself, so
+   * a row imported again meanwhile is rechecked and kept.
+   */
+  const pruneTombstones = (before: Time.Instant) =>
+    Effect.gen(function*() {
+      let pruned = 0
+      while (true) {
+        const rows = yield* sql<{ found: number; pruned: number }>`WITH doomed AS (
+            SELECT id FROM listings
+            WHERE status IN ('sold', 'blocked', 'delisted') AND updated_at < ${toDate(before)}
+            ORDER BY updated_at LIMIT ${PRUNE_CHUNK}
+          ), deleted AS (
+            DELETE FROM listings AS l USING doomed
+            WHERE l.id = doomed.id AND l.status IN ('sold', 'blocked', 'delisted') AND l.updated_at < ${toDate(before)}
+            RETURNING 1
+          ) SELECT (SELECT count(*) FROM doomed)::int AS found, (SELECT count(*) FROM deleted)::int AS pruned`
+        const found = Number(rows[0]?.found ?? 0)
+        pruned += Number(rows[0]?.pruned ?? 0)
+        if (found < PRUNE_CHUNK) return pruned
+      }
+    }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.pruneTombstones"))
+
   const stampAvailability = (id: Ids.ListingId, at: Time.Instant) =>
     sql`UPDATE listings SET availability_checked_at = ${toDate(at)} WHERE id = ${id}
       RETURNING ${sql.literal(COLUMNS)}`.values.pipe(
@@ -147,5 +175,5 @@ export const make = (sql: SqlClient.SqlClient) => {
       }
     }).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.backfillMasks"))
 
-  return { upsert, delist, stampAvailability, backfillMasks }
+  return { upsert, delist, pruneTombstones, stampAvailability, backfillMasks }
 }

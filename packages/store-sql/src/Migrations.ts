@@ -221,6 +221,15 @@ const idempotencyKeys = statements(
 )
 
 /*
+ * 0005: tombstones past the since feed's horizon are pruned (docs/decisions/0011-since-horizon.md).
+ * A partial index of tombstones by updated_at lets the pruning touch only them: the since index
+ * covers every row, and old active rows far outnumber tombstones.
+ */
+const sinceHorizon = statements(
+  `CREATE INDEX listings_tombstones ON listings (updated_at) WHERE status IN ('sold', 'blocked', 'delisted')`
+)
+
+/*
  * 0006: watches (SqlWatchStore). Statement-level triggers on listings record a change event per
  * written row while any watch exists (every write path, COPY included, goes through them), and
  * count a listing's generations: a row that comes back from sold, blocked or delisted (to active
@@ -321,6 +330,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0002_row_version_and_auth_notify": rowVersionAndAuthNotify,
   "0003_reshape_invented_names": reshapeNames,
   "0004_idempotency_keys": idempotencyKeys,
+  "0005_since_horizon": sinceHorizon,
   "0006_watches": watches
 }
 

@@ -1,4 +1,4 @@
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer, Logger, type LogLevel, References } from "effect"
 
 /**
  * The server's log: Effect's JSON log lines on stdout (one per request from the boundary, plus
@@ -14,6 +14,9 @@ export const stdoutJson = Logger.batched(Logger.formatJson, {
     })
 })
 
-/** The server's loggers, replacing the process's; `logger` instead of stdout (tests read what would be written). */
-export const layer = (logger?: Logger.Logger<unknown, unknown>): Layer.Layer<never> =>
-  Logger.layer([logger ?? stdoutJson])
+/**
+ * The server's loggers, replacing the process's; `logger` instead of stdout (tests read what
+ * would be written). Lines less severe than `level` (default `Info`) are not written.
+ */
+export const layer = (logger?: Logger.Logger<unknown, unknown>, level: LogLevel.LogLevel = "Info"): Layer.Layer<never> =>
+  Layer.merge(Logger.layer([logger ?? stdoutJson]), Layer.succeed(References.MinimumLogLevel, level))

@@ -1,5 +1,5 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Cause, Clock, Effect, Result } from "effect"
+import { Cause, Clock, Effect, Result, Tracer } from "effect"
 import { ByteSize } from "effect"
 import { HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
@@ -10,6 +10,13 @@ import type { ErrorFields } from "@dropshelf/api/ApiErrors"
 import { AddressGate, refusalOf } from "./AddressGate.ts"
 import { bearerOf, countRequest } from "./ApiKeyAuth.ts"
 import { RequestId, requestIdOf, serverFaultMessage } from "./RequestId.ts"
+import * as Telemetry from "../Telemetry.ts"
+
+/** The route recorded for a path no route knows (a 404): one series for every such path, not one each. */
+export const UNMATCHED_ROUTE = "(unmatched)"
+
+/** The span attribute naming the caller's key by its public prefix. */
+export const KEY_PREFIX_ATTRIBUTE = "dropshelf.key.prefix"
 
 /*
  * The HTTP boundary around every route. The framework routes, answers the CORS preflight and
@@ -49,7 +56,9 @@ const ALLOWED_HEADERS = [
   "Last-Event-ID"
 ]
 
-interface KnownPath {
+export interface KnownPath {
+  /** The route as the router spells it (`/api/v1/domains/:id`): OTel's `http.route`. */
+  readonly template: string
   readonly pattern: RegExp
   readonly methods: ReadonlyArray<string>
 }
@@ -58,7 +67,7 @@ const toPattern = (path: string) =>
   new RegExp(`^${path.split("/").map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("/")}$`)
 
 /** Every path the server answers and its methods: the API definition's, plus the routes outside it. */
-const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): ReadonlyArray<KnownPath> => {
+export const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): ReadonlyArray<KnownPath> => {
   const byPath = new Map<string, Set<string>>()
   const add = (path: string, method: string) => {
     const methods = byPath.get(path) ?? new Set<string>()
@@ -73,12 +82,12 @@ const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): R
     const list = [...methods]
     if (list.includes("GET")) list.push("HEAD")
     list.push("OPTIONS")
-    return { pattern: toPattern(template), methods: list }
+    return { template, pattern: toPattern(template), methods: list }
   })
 }
 
 /** The known path a canonical pathname names (see `isCanonical`), case-sensitively as the router. */
-const matchPath = (table: ReadonlyArray<KnownPath>, pathname: string): KnownPath | undefined =>
+export const matchPath = (table: ReadonlyArray<KnownPath>, pathname: string): KnownPath | undefined =>
   table.find((known) => known.pattern.test(pathname))
 
 export const errorResponse = (status: number, fields: ErrorFields, headers: Record<string, string> = {}) =>
@@ -86,7 +95,7 @@ export const errorResponse = (status: number, fields: ErrorFields, headers: Reco
 
 const noRoute = (pathname: string) => errorResponse(404, { code: "not_found", message: `No route for ${Quote.quote(pathname)}` })
 
-const pathnameOf = (url: string) => {
+export const pathnameOf = (url: string) => {
   const end = url.search(/[?#]/)
   return end === -1 ? url : url.slice(0, end)
 }
@@ -316,7 +325,7 @@ export const boundary = <E, R>(
     if (beforeHandler && secret !== undefined && isKeyed(pathname)) {
       response = yield* counted(request, secret, response)
     }
-    yield* logAnswer({ method, pathname, status: response.status, started, secret, abandoned, fault })
+    yield* logAnswer({ method, pathname, route: known?.template, status: response.status, started, secret, abandoned, fault })
     return response
   }))
 
@@ -329,7 +338,8 @@ export const boundary = <E, R>(
     const started = yield* Clock.currentTimeMillis
     const preflight = yield* served
     const response = HttpServerResponse.setHeaders(yield* counted(request, secret, preflight), preflight.headers)
-    yield* logAnswer({ method: "OPTIONS", pathname, status: response.status, started, secret, abandoned: false, fault: undefined })
+    const route = matchPath(table, pathname)?.template
+    yield* logAnswer({ method: "OPTIONS", pathname, route, status: response.status, started, secret, abandoned: false, fault: undefined })
     return response
   })
 
@@ -351,10 +361,15 @@ export const boundary = <E, R>(
   })
 }
 
-/** The request's one log line: `logError` for a 5xx that is ours, `logInfo` otherwise. */
+/**
+ * The request's one log line: `logError` for a 5xx that is ours, `logInfo` otherwise; its
+ * metrics; and the key's prefix on the request's span (never the secret).
+ */
 const logAnswer = Effect.fnUntraced(function*(answer: {
   readonly method: string
   readonly pathname: string
+  /** The route template the path matched; none for a path no route knows. */
+  readonly route: string | undefined
   readonly status: number
   readonly started: number
   readonly secret: string | undefined
@@ -362,14 +377,23 @@ const logAnswer = Effect.fnUntraced(function*(answer: {
   readonly fault: Cause.Cause<unknown> | undefined
 }) {
   const finished = yield* Clock.currentTimeMillis
+  const keyPrefix = keyPrefixOf(answer.secret)
+  const route = answer.route ?? UNMATCHED_ROUTE
+  yield* Telemetry.recordRequest(answer.method, route, answer.status, finished - answer.started)
+  // The server span exists only while an exporter is installed; its ids tie the line to the trace.
+  // Read from the context: `currentParentSpan` fails, with an Error and its stack, when there is none.
+  const span = yield* Effect.serviceOption(Tracer.ParentSpan)
+  if (keyPrefix !== null && span._tag === "Some") yield* Effect.annotateCurrentSpan(KEY_PREFIX_ATTRIBUTE, keyPrefix)
   const line = `${answer.method} ${answer.pathname} ${answer.status}`
   yield* (answer.status >= 500 && !answer.abandoned ? Effect.logError(line) : Effect.logInfo(line)).pipe(
     Effect.annotateLogs({
       method: answer.method,
       path: answer.pathname,
+      route,
       status: answer.status,
       duration_ms: finished - answer.started,
-      key_prefix: keyPrefixOf(answer.secret),
+      key_prefix: keyPrefix,
+      ...(span._tag === "Some" ? { trace_id: span.value.traceId, span_id: span.value.spanId } : {}),
       ...(answer.abandoned ? { abandoned: true } : {}),
       ...(answer.fault !== undefined ? { fault: Cause.pretty(answer.fault) } : {})
     })

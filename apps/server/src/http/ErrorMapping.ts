@@ -8,6 +8,7 @@ import {
   IdempotencyKeyReusedError,
   InvalidRequestError,
   NotFoundError,
+  SinceTooOldError,
   UnauthorizedError,
   UpgradeRequiredError,
   WatchLimitReachedError
@@ -26,6 +27,7 @@ export type DomainError =
   | Errors.InvalidRequest
   | Errors.Unauthorized
   | Errors.UpgradeRequired
+  | Errors.SinceTooOld
   | Errors.ListingNotFound
   | Errors.QuotaExhausted
   | Errors.FeaturedRequiresPro
@@ -48,6 +50,7 @@ export interface WireErrorOf {
   readonly InvalidRequest: InvalidRequestError
   readonly Unauthorized: UnauthorizedError
   readonly UpgradeRequired: UpgradeRequiredError
+  readonly SinceTooOld: SinceTooOldError
   readonly ListingNotFound: NotFoundError
   readonly QuotaExhausted: UpgradeRequiredError
   readonly FeaturedRequiresPro: UpgradeRequiredError
@@ -84,6 +87,18 @@ const TABLE: { readonly [K in DomainError["_tag"]]: Row<K> } = {
     new UnauthorizedError({ error: { code: "unauthorized", message: e.message, ...token(op, "SIGN_IN_REQUIRED") } }),
   UpgradeRequired: (e) =>
     new UpgradeRequiredError({ error: { code: "upgrade_required", message: e.message, parameter: e.feature } }),
+  SinceTooOld: (e) =>
+    new SinceTooOldError({
+      error: {
+        code: "since_too_old",
+        message: `since ${iso(e.since)} is older than the since feed's horizon of ${e.horizonDays} days (the oldest accepted now is ${
+          iso(e.oldestAccepted)
+        }): changes that old can no longer be told in full. Resynchronise with a full run (no since, follow next_cursor to the end), then poll with the synced_at of that run's first page`,
+        parameter: "since",
+        oldest_since: iso(e.oldestAccepted),
+        horizon_days: e.horizonDays
+      }
+    }),
   ListingNotFound: (e, op) =>
     new NotFoundError({
       error: { code: "not_found", message: `No listing ${JSON.stringify(e.listingId)} is visible to this key`, ...token(op, "NOT_FOUND") }

@@ -5,6 +5,7 @@ import { Directory, Idempotency, ListingJson } from "@dropshelf/core"
 import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "@dropshelf/api/Api"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
+import * as Health from "./Health.ts"
 import { WatchesHandlers } from "./WatchesHandlers.ts"
 
 /** The caller the key middleware resolved for this request. */
@@ -155,7 +156,18 @@ const INDEX: ServiceIndex = {
   }
 }
 
-const IndexHandlers = HttpApiBuilder.group(DropshelfApi, "index", (handlers) => handlers.handle("index", () => Effect.succeed(INDEX)))
+const IndexHandlers = HttpApiBuilder.group(
+  DropshelfApi,
+  "index",
+  Effect.fn(function*(handlers) {
+    const lifecycle = yield* Health.Lifecycle
+    const dependencies = yield* Health.Dependencies
+    return handlers
+      .handle("index", () => Effect.succeed(INDEX))
+      .handle("healthz", () => Effect.succeed({ status: "ok" } as const))
+      .handle("readyz", () => Health.readiness(lifecycle, dependencies))
+  })
+)
 
 /** Every handler group and the key middleware; needs `Directory`, `Watches` and `RateLimiter`. */
 export const HandlersLive = Layer.mergeAll(AccountHandlers, DomainsHandlers, HoldsHandlers, WatchesHandlers, MetaHandlers, IndexHandlers).pipe(

@@ -77,7 +77,9 @@ export const Refusal = Schema.Struct({
     expires_at: Schema.optionalKey(Schema.String),
     available_at: Schema.optionalKey(Schema.String),
     limit: Schema.optionalKey(Schema.Int),
-    retry_after: Schema.optionalKey(Schema.Int.annotate({ description: "With rate_limited: whole seconds until the window resets" }))
+    retry_after: Schema.optionalKey(Schema.Int.annotate({ description: "With rate_limited: whole seconds until the window resets" })),
+    oldest_since: Schema.optionalKey(Schema.String.annotate({ description: "With since_too_old: the oldest `since` accepted" })),
+    horizon_days: Schema.optionalKey(Schema.Int.annotate({ description: "With since_too_old: how many days back the since feed reaches" }))
   })
 }).annotate({ identifier: "Refusal" })
 
@@ -245,7 +247,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     name: "search_listings",
     title: "Search listings",
     description:
-      "A page of expired-domain listings (GET /api/v1/domains): the same filters, `sort`, `cursor`, `limit` and `since`, with the same validation. Follow `next_cursor` until it is null, keeping filters and sort fixed. Reads never spend a reveal; `domain` is null where the plan does not disclose the name.",
+      "A page of expired-domain listings (GET /api/v1/domains): the same filters, `sort`, `cursor`, `limit` and `since`, with the same validation. Follow `next_cursor` until it is null, keeping filters and sort fixed. Reads never spend a reveal; `domain` is null where the plan does not disclose the name. A `since` older than the feed's horizon (`since_horizon_days` of `me`) is refused `since_too_old`: resynchronise with a run without `since`.",
     inputSchema: inputSchemaOf(ListQuery.ListQuerySchema, widenScalars),
     outputSchema: outputSchemaOf(Listing.PageView),
     success: Listing.PageView,
@@ -347,7 +349,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     name: "me",
     title: "Key and plan",
     description:
-      "The key and plan record (GET /api/v1/me): plan, reveals left this month, the per-minute request limit and what is left of it (shared with the REST API), and whether the since feed is available.",
+      "The key and plan record (GET /api/v1/me): plan, reveals left this month, the per-minute request limit and what is left of it (shared with the REST API), and whether the since feed is available and how many days back it reaches.",
     inputSchema: emptyInput,
     outputSchema: outputSchemaOf(Me.MeView),
     success: Me.MeView,

@@ -17,6 +17,12 @@ export const MeView = Schema.Struct({
   }),
   rate_limit: Schema.Struct({ limit: Positive, remaining: Count }),
   sync_feed: Schema.Boolean,
+  // Optional in the schema only, so that a client of this version still reads a server that
+  // predates the field; this server always sends it.
+  since_horizon_days: Schema.optionalKey(Schema.NullOr(Positive).annotate({
+    description:
+      "With the since feed: how many days back a `since` is accepted (older ones are refused 410 `since_too_old`; resynchronise with a full run). Null on plans without the feed. Always sent by this version; absent from servers before it."
+  })),
   key: Schema.Struct({
     name: Schema.String,
     prefix: Schema.String,

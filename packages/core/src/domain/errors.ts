@@ -23,6 +23,17 @@ export class UpgradeRequired extends Schema.TaggedError<UpgradeRequired>()("Upgr
   message: Schema.String
 }) {}
 
+/**
+ * A `since` older than the feed's horizon: tombstones that old may be pruned, so the changes
+ * since then cannot be told in full; the consumer resynchronises with a full run.
+ */
+export class SinceTooOld extends Schema.TaggedError<SinceTooOld>()("SinceTooOld", {
+  since: Schema.Number,
+  /** The oldest `since` the request would have been accepted with. */
+  oldestAccepted: Schema.Number,
+  horizonDays: Schema.Number
+}) {}
+
 /** No such listing, or one this caller cannot see (left the directory, not active, inside the access delay). */
 export class ListingNotFound extends Schema.TaggedError<ListingNotFound>()("ListingNotFound", {
   listingId: Schema.String
@@ -110,5 +121,5 @@ export type HoldError =
   | HoldCooldown
 export type ExtendError = HoldNotFound | HoldsRequirePro | AlreadyExtended | HoldOver
 export type EndError = HoldNotFound | HoldOver
-export type ListError = InvalidRequest | UpgradeRequired
+export type ListError = InvalidRequest | UpgradeRequired | SinceTooOld
 export type IdempotencyError = IdempotencyKeyReused | IdempotencyKeyInUse

@@ -92,6 +92,12 @@ export class ListingStore extends Context.Service<ListingStore, {
   readonly upsert: (batch: ReadonlyArray<ListingInput>) => Effect.Effect<UpsertResult>
   /** Active, draft or blocked rows among `ids` leave the directory; returns the ids that changed. */
   readonly delist: (ids: ReadonlyArray<ListingId>, reason: DelistReason) => Effect.Effect<ReadonlyArray<ListingId>>
+  /**
+   * Deletes tombstones (sold, blocked and delisted rows) last changed before `before`; returns
+   * how many. Active and draft rows are never deleted. An id pruned and imported again is a new
+   * row: `discoveredAt` is the import's.
+   */
+  readonly pruneTombstones: (before: Instant) => Effect.Effect<number>
   /** Records a confirmation that the name is unregistered. */
   readonly stampAvailability: (id: ListingId, at: Instant) => Effect.Effect<ListingRecord | undefined>
   /** Computes `maskHint` on rows where it is null; returns how many rows changed. */

@@ -6,6 +6,7 @@ import * as Errors from "../domain/errors.ts"
 import * as Hold from "../domain/Hold.ts"
 import { ABANDONED_AFTER_MS, type BeginDecision, RETENTION_MS } from "../domain/Idempotency.ts"
 import type { ListingId } from "../domain/Ids.ts"
+import type { ListingRecord } from "../domain/Listing.ts"
 import { matchesFilters, searchText } from "../domain/ListingFilter.ts"
 import type { ListFilters } from "../domain/ListQuery.ts"
 import { maskHint } from "../domain/Masking.ts"
@@ -113,6 +114,22 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.deepStrictEqual(yield* store.delist(["DDDDDDD1" as ListingId], "blocked"), [])
         const page = yield* store.page(pageRequest())
         assert.deepStrictEqual(page.rows.map((row) => row.id), ["DDDDDDD2"])
+      })))
+
+    it.live("delist takes draft and blocked rows too, as the port says, and leaves sold and delisted ones alone", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        yield* store.upsert([
+          listingInput("DBLOCKED", { status: "blocked" }),
+          listingInput("DDRAFTED", { status: "draft" }),
+          listingInput("DSOLDOUT")
+        ])
+        yield* store.delist(["DSOLDOUT" as ListingId], "sold")
+        const changed = yield* store.delist(["DBLOCKED", "DDRAFTED", "DSOLDOUT"] as Array<ListingId>, "delisted")
+        assert.deepStrictEqual<ReadonlyArray<string>>([...changed].sort(), ["DBLOCKED", "DDRAFTED"])
+        assert.strictEqual((yield* store.find("DBLOCKED" as ListingId))!.status, "delisted")
+        assert.strictEqual((yield* store.find("DDRAFTED" as ListingId))!.status, "delisted")
+        assert.strictEqual((yield* store.find("DSOLDOUT" as ListingId))!.status, "sold")
       })))
 
     it.live("pages by ascending id with a keyset position and an exact has_more", () =>
@@ -253,6 +270,87 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         for (const id of ["SSSSSSS1", "SSSSSSS3", "SSSSSSS4"]) assert.include(earliest.rows.map((row) => row.id), id)
         const plain = yield* store.page(pageRequest())
         assert.deepStrictEqual(plain.rows.map((row) => row.id), ["SSSSSSS1", "SSSSSSS3"])
+      })))
+
+    it.live("pruning deletes exactly the tombstones last changed before a time; an id imported again after is a new row", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const find = (id: string) => Effect.map(store.find(id as ListingId), (row) => row!)
+        yield* store.upsert([
+          listingInput("PRUNE001", { discoveredAt: T0 - 90 * DAY }),
+          listingInput("PRUNE002"),
+          listingInput("PRUNE003", { status: "draft" }),
+          listingInput("PRUNE004", { status: "blocked" }),
+          listingInput("PRUNE005")
+        ])
+        yield* store.delist(["PRUNE001" as ListingId], "sold")
+        // Stamps are milliseconds of the store's clock: the second delisting is strictly later.
+        yield* Effect.sleep(5)
+        yield* store.delist(["PRUNE002" as ListingId], "delisted")
+        const cutoff = (yield* find("PRUNE002")).updatedAt
+        const active = yield* find("PRUNE005")
+        assert.isTrue(active.updatedAt < cutoff)
+        assert.strictEqual(yield* store.pruneTombstones(cutoff), 2)
+        assert.strictEqual(yield* store.find("PRUNE001" as ListingId), undefined)
+        assert.strictEqual(yield* store.find("PRUNE004" as ListingId), undefined)
+        // The tombstone changed at the cutoff itself stays; active and draft rows stay, however old.
+        assert.strictEqual((yield* find("PRUNE002")).status, "delisted")
+        assert.strictEqual((yield* find("PRUNE003")).status, "draft")
+        assert.deepStrictEqual(yield* find("PRUNE005"), active)
+        assert.strictEqual(yield* store.pruneTombstones(cutoff), 0)
+        const since = yield* store.page(pageRequest({ since: 0 }))
+        assert.deepStrictEqual(since.rows.map((row) => row.id), ["PRUNE002", "PRUNE005"])
+        // Imported again, a pruned id is inserted afresh: its discovered_at is the import's.
+        const again = yield* store.upsert([listingInput("PRUNE001", { discoveredAt: T0 })])
+        assert.deepStrictEqual(again, { inserted: 1, updated: 0 })
+        const back = yield* find("PRUNE001")
+        assert.strictEqual(back.status, "active")
+        assert.strictEqual(back.discoveredAt, T0)
+        assert.isTrue(back.updatedAt >= cutoff)
+        // A tombstone not yet pruned comes back as the same row: its discovered_at is kept.
+        yield* store.upsert([listingInput("PRUNE002", { discoveredAt: T0 })])
+        assert.strictEqual((yield* find("PRUNE002")).discoveredAt, listingInput("PRUNE002").discoveredAt)
+      })))
+
+    it.live("pruning keeps every row but the tombstones before its time, in any history of imports and delistings", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const touched = new Set<string>()
+        let round = 0
+        const statuses = ["active", "draft", "blocked", "sold", "delisted"] as const
+        const step = fc.record({ slot: fc.integer({ min: 0, max: 3 }), status: fc.constantFrom(...statuses) })
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), fc.nat(), fc.boolean(), async (steps, pick, past) => {
+              round++
+              await Effect.runPromise(Effect.gen(function*() {
+                for (const { slot, status } of steps) {
+                  const id = `PR${String(round).padStart(3, "0")}${slot}AA`.slice(0, 8)
+                  touched.add(id)
+                  if (status === "sold" || status === "delisted") yield* store.delist([id as ListingId], status)
+                  else yield* store.upsert([listingInput(id, { status })])
+                }
+                const before = new Map<string, ListingRecord>()
+                for (const id of touched) {
+                  const row = yield* store.find(id as ListingId)
+                  if (row !== undefined) before.set(id, row)
+                }
+                const stamps = [...before.values()].map((row) => row.updatedAt).sort((a, b) => a - b)
+                const cutoff = stamps[pick % stamps.length]! + (past ? 1 : 0)
+                const doomed = [...before.values()].filter((row) =>
+                  (row.status === "sold" || row.status === "blocked" || row.status === "delisted") && row.updatedAt < cutoff
+                )
+                assert.strictEqual(yield* store.pruneTombstones(cutoff), doomed.length)
+                for (const [id, row] of before) {
+                  const after = yield* store.find(id as ListingId)
+                  if (doomed.includes(row)) assert.strictEqual(after, undefined, `${id} should be pruned`)
+                  else assert.deepStrictEqual(after, row, `${id} should stay as it was`)
+                }
+              }))
+            }),
+            { numRuns: 12 }
+          )
+        )
       })))
 
     it.live("synced_at trails the clock by at least 120 seconds", () =>

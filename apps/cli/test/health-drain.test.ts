@@ -1,0 +1,78 @@
+/**
+ * A load balancer's view of `dropshelf serve`, on a real spawned server: `/readyz` asks the
+ * database (and Redis with REDIS_URL), turns 503 `draining` as soon as SIGTERM arrives, requests
+ * arriving during the drain are still answered, and the process exits 0. Unusable configuration
+ * is refused at start with one line and exit 2.
+ */
+import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { embeddedTarget, expectOneLineFailure, freePort, killStragglers, run, start, type Target } from "./support.ts"
+
+const redisUrl = process.env.REDIS_URL?.trim() || undefined
+if (redisUrl === undefined) console.info("health-drain: /readyz is checked without Redis: set REDIS_URL to check it with")
+
+describe("health and drain", () => {
+  const targets: Array<Target> = []
+  const target = () => {
+    const made = embeddedTarget()
+    targets.push(made)
+    return made
+  }
+  afterEach(killStragglers)
+  afterAll(async () => {
+    for (const made of targets) await made.dispose()
+  })
+
+  it("/readyz is 200 while serving, 503 draining at once on SIGTERM; requests during the drain are answered; exit 0", async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const server = start(["serve", "--port", String(port)], {
+      env: {
+        ...target().env,
+        // Long enough to ask a few questions of a draining server; the drain ends when it does.
+        DROPSHELF_DRAIN_DELAY_MS: "1500",
+        ...(redisUrl !== undefined ? { REDIS_URL: redisUrl } : {})
+      }
+    })
+    await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:\d+/)
+    const ready = await fetch(`${base}/readyz`)
+    expect(ready.status).toBe(200)
+    expect(await ready.json()).toEqual({
+      status: "ready",
+      checks: redisUrl !== undefined ? { database: "ok", redis: "ok" } : { database: "ok" }
+    })
+
+    const exited = server.stop("SIGTERM")
+    let draining: Response | undefined
+    for (let attempt = 0; attempt < 50 && draining === undefined; attempt++) {
+      const answer = await fetch(`${base}/readyz`)
+      if (answer.status === 503) draining = answer
+      else await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(draining, "/readyz turned 503").toBeDefined()
+    expect(await draining!.json()).toEqual({ status: "draining", failed: [], checks: {} })
+    // Still answering everything else, on a new connection, and telling clients to reconnect elsewhere.
+    const during = await fetch(`${base}/`)
+    expect(during.status).toBe(200)
+    expect(during.headers.get("connection")).toBe("close")
+    expect((await fetch(`${base}/healthz`)).status).toBe(200)
+
+    expect(await exited).toEqual({ code: 0, signal: null })
+    expect(server.stdout()).toMatch(/"message":"draining: \/readyz answers 503/)
+  }, 60_000)
+
+  it("refuses unusable configuration at start with one line and exit 2", async () => {
+    const env = target().env
+    const refusals: Array<[Record<string, string>, RegExp]> = [
+      [{ PORT: "99999" }, /PORT/],
+      [{ PORT: "eighty" }, /PORT/],
+      [{ DATABASE_URL: "not a url" }, /DATABASE_URL is not a URL/],
+      [{ DATABASE_URL: "mysql://db.example:3306/x" }, /DATABASE_URL has the scheme mysql/],
+      [{ DROPSHELF_LOG_LEVEL: "loud" }, /DROPSHELF_LOG_LEVEL/],
+      [{ DROPSHELF_SHUTDOWN_TIMEOUT_MS: "-1" }, /DROPSHELF_SHUTDOWN_TIMEOUT_MS/],
+      [{ DROPSHELF_METRICS_PORT: "70000" }, /DROPSHELF_METRICS_PORT/],
+      [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, /OTEL_EXPORTER_OTLP_PROTOCOL/]
+    ]
+    const outcomes = await Promise.all(refusals.map(([bad]) => run(["serve"], { env: { ...env, ...bad } })))
+    outcomes.forEach((outcome, index) => expectOneLineFailure(outcome, 2, refusals[index]![1]))
+  }, 60_000)
+})
