@@ -103,7 +103,7 @@ const serve = Command.make("serve", {
       host: host._tag === "Some" ? host.value : config.host
     })
   })).pipe(Command.withDescription(
-    "Migrate, then serve the API until SIGINT/SIGTERM. Besides the storage settings, serve reads (docs/operations.md, Configuration): DROPSHELF_REQUEST_TIMEOUT_MS, DROPSHELF_AUTH_FAILURES_PER_MINUTE, DROPSHELF_TRUSTED_PROXIES, DROPSHELF_RDAP_URL, DROPSHELF_RDAP_TIMEOUT_MS, DROPSHELF_RATE_LIMIT, DROPSHELF_SINCE_HORIZON_DAYS (how many days back the since feed reaches, default 30), DROPSHELF_SHUTDOWN_TIMEOUT_MS and DROPSHELF_DRAIN_DELAY_MS (the drain on SIGTERM), DROPSHELF_METRICS_PORT (Prometheus /metrics on an operator port), DROPSHELF_LOG_LEVEL, and OTEL_EXPORTER_OTLP_ENDPOINT with the other OTEL_* variables (traces and metrics over OTLP/HTTP)"
+    "Migrate, then serve the API until SIGINT/SIGTERM. Besides the storage settings, serve reads (docs/operations.md, Configuration): DROPSHELF_REQUEST_TIMEOUT_MS, DROPSHELF_AUTH_FAILURES_PER_MINUTE, DROPSHELF_TRUSTED_PROXIES, DROPSHELF_RDAP_URL, DROPSHELF_RDAP_TIMEOUT_MS, DROPSHELF_RATE_LIMIT, DROPSHELF_SINCE_HORIZON_DAYS (how many days back the since feed reaches, default 30), DROPSHELF_SHUTDOWN_TIMEOUT_MS and DROPSHELF_DRAIN_DELAY_MS (the drain on SIGTERM), DROPSHELF_METRICS_PORT (Prometheus /metrics on an operator port), DROPSHELF_LOG_LEVEL, DROPSHELF_WATCH_WORKER (whether serve runs the watch worker, default true) with the worker's DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS and DROPSHELF_WATCH_CONCURRENCY, DROPSHELF_WEBHOOKS_ALLOW_PRIVATE (true: http and private or loopback webhook receivers allowed), and OTEL_EXPORTER_OTLP_ENDPOINT with the other OTEL_* variables (traces and metrics over OTLP/HTTP)"
   ))
 
 const importCommand = Command.make("import", {
@@ -449,6 +449,36 @@ const restore = Command.make("restore", {
     const report = yield* Backup.restore(config, file)
     yield* emit(json, report, () => `Restored ${report.restored} into ${report.dataDir}.`)
   })).pipe(Command.withDescription("Restore a backup into an empty data directory; refuses one that holds a database (PostgreSQL: use pg_restore)"))
+const watchesList = Command.make("list", {
+  json,
+  accountId: Argument.String("account-id")
+}, ({ accountId, json }) =>
+  withStorage(Effect.gen(function*() {
+    const operators = yield* operatorsTag
+    const watches = yield* operators.listWatches(accountId)
+    yield* emit(json, { watches }, () =>
+      watches.length === 0
+        ? `Account ${accountId} has no watches.`
+        : watches.map((watch) =>
+          `${watch.id}  ${JSON.stringify(watch.name)}  query ${JSON.stringify(watch.query)}${watch.paused ? "  paused" : ""}  webhook ${
+            watch.webhook === null ? "none" : `${watch.webhook.url} (${watch.webhook.state}${watch.webhook.state_reason === null ? "" : `: ${watch.webhook.state_reason}`})`
+          }`
+        ).join("\n"))
+  }))).pipe(Command.withDescription("List an account's watches (never their secrets)"))
+
+const watchesCommand = Command.make("watches").pipe(
+  Command.withDescription("Inspect accounts' watches"),
+  Command.withSubcommands([watchesList])
+)
+
+const worker = Command.make("worker", { json }, () =>
+  Effect.gen(function*() {
+    const config = yield* DropshelfConfig
+    const Worker = yield* load(() => import("./Worker.ts"))
+    yield* Worker.work(config)
+  })).pipe(Command.withDescription(
+    "Run the watch worker (matching and webhook delivery) without serving HTTP, until SIGINT/SIGTERM. Reads DROPSHELF_WEBHOOKS_ALLOW_PRIVATE (true: http and private or loopback receivers allowed), DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS, DROPSHELF_WATCH_CONCURRENCY"
+  ))
 
 const demo = Command.make("demo", { json }, ({ json }) =>
   Effect.gen(function*() {
@@ -462,6 +492,7 @@ export const root = Command.make("dropshelf").pipe(
   Command.withSubcommands([
     migrate,
     serve,
+    worker,
     importCommand,
     delist,
     accounts,
@@ -470,6 +501,7 @@ export const root = Command.make("dropshelf").pipe(
     listings,
     reveals,
     masks,
+    watchesCommand,
     seed,
     backup,
     restore,

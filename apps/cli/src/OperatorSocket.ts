@@ -9,7 +9,8 @@ import {
   type ListingStore,
   Operators,
   Plan,
-  type RevealLedger
+  type RevealLedger,
+  type WatchView
 } from "@dropshelf/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
@@ -107,7 +108,8 @@ export class OperatorRpcs extends RpcGroup.make(
     success: Record,
     error: Errors.AccountNotFound
   }),
-  Rpc.make("Backup", { payload: { file: Schema.String }, success: Record, error: UsageError })
+  Rpc.make("Backup", { payload: { file: Schema.String }, success: Record, error: UsageError }),
+  Rpc.make("ListWatches", { payload: { accountId: Schema.String }, success: Schema.Array(Record), error: Errors.AccountNotFound })
 ) {}
 
 const pageOf = (payload: { readonly after?: string | undefined; readonly limit: number }): Keyset.KeysetRequest => ({
@@ -153,7 +155,8 @@ export const layerServer = (
       ListHolds: ({ accountId, running, ...page }) => operators.listHolds({ accountId, running }, pageOf(page)),
       ShowListing: ({ id }) => operators.showListing(id),
       ListReveals: ({ accountId, month, ...page }) => operators.listReveals(accountId, month, pageOf(page)),
-      Backup: ({ file }) => backup(file)
+      Backup: ({ file }) => backup(file),
+      ListWatches: ({ accountId }) => operators.listWatches(accountId)
     })
   }))
   const listening = NodeSocketServer.layer({ path }).pipe(
@@ -283,6 +286,11 @@ export const layerClient = (path: string, holder: string): Layer.Layer<Operators
         listReveals: (accountId, month, page) =>
           client.ListReveals({ accountId, ...(month === undefined ? {} : { month }), ...pagePayload(page) }).pipe(
             Effect.map((listed) => listed as Keyset.KeysetPage<RevealLedger.RevealEntry>),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        listWatches: (accountId) =>
+          client.ListWatches({ accountId }).pipe(
+            Effect.map((watches) => watches as ReadonlyArray<WatchView.WatchView>),
             Effect.catchTag("RpcClientError", onLost)
           )
       })

@@ -1,4 +1,5 @@
-import { Health, RdapAvailability, Server, Telemetry } from "@dropshelf/server"
+import { Watches } from "@dropshelf/core"
+import { Health, RdapAvailability, Server, Telemetry, WebhookDelivery } from "@dropshelf/server"
 import { StoreSql } from "@dropshelf/store-sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpServer } from "effect/http"
@@ -25,6 +26,8 @@ export const serve = <E = never>(
     // start at once, and does not stop other commands.
     const settings = yield* Server.settingsFromEnv
     const sinceHorizonDays = yield* Server.sinceHorizonDaysFromEnv
+    const watchSettings = yield* WebhookDelivery.settingsFromEnv
+    const watchWorker = yield* WebhookDelivery.workerFromEnv
     // Built first, released last: spans still open when the server stops are exported before the process ends.
     const telemetry = yield* Layer.build(Telemetry.layerOtlpFromEnv)
     return yield* Effect.gen(function*() {
@@ -49,6 +52,11 @@ export const serve = <E = never>(
           Layer.provide(Layer.succeedContext(telemetry))
         )
       )
+      if (watchWorker) {
+        // The embedded database admits this process alone: a lease left there is a killed predecessor's.
+        if (config.databaseUrl === undefined) yield* Watches.Watches.use((watches) => watches.releaseLeases)
+        yield* Layer.build(Watches.Watches.layerWorker)
+      }
       stopsOnSignal.gracefully = true
       const address = Context.get(server, HttpServer.HttpServer).address
       const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
@@ -57,6 +65,16 @@ export const serve = <E = never>(
       // The server's scope closes first (the drain, then the listener), then the storage.
     }).pipe(
       Effect.scoped,
-      Effect.provide(Runtime.serverLayer(config, RdapAvailability.layerFromEnv, sinceHorizonDays))
+      Effect.provide(watchesLayer(config, sinceHorizonDays, watchSettings))
     )
   }).pipe(Effect.scoped)
+
+/**
+ * `Watches` over the server's storage, its settings from the environment, with every service
+ * `serve` runs against.
+ */
+export const watchesLayer = (config: Runtime.DropshelfConfig, sinceHorizonDays: number, settings: Watches.WatchSettings) =>
+  WebhookDelivery.layerWith(settings).pipe(
+    Layer.provide(Runtime.layerCrypto),
+    Layer.provideMerge(Runtime.serverLayer(config, RdapAvailability.layerFromEnv, sinceHorizonDays))
+  )

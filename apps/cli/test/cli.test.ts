@@ -7,10 +7,11 @@ describe("dropshelf without storage", () => {
   it("--help and --version succeed", async () => {
     const help = await run(["--help"])
     expect(help.code).toBe(0)
-    for (const command of ["migrate", "serve", "import", "delist", "accounts", "keys", "masks", "seed"]) {
+    for (const command of ["migrate", "serve", "worker", "import", "delist", "accounts", "keys", "masks", "watches", "seed"]) {
       expect(help.stdout).toContain(command)
     }
     expect((await run(["--version"])).code).toBe(0)
+    expect((await run(["serve", "--help"])).stdout).toContain("DROPSHELF_WEBHOOKS_ALLOW_PRIVATE")
   })
 
   it("an unknown command or a bad environment is one line on stderr", async () => {

@@ -71,6 +71,12 @@ export const operatorSuite = (
     expectOneLineFailure(await run(["accounts", "create", "--plan", "free"], on()), 2, /--name/)
   })
 
+  it("watches list: an account's watches, none at first; an unknown account refused as one line", async () => {
+    const account = await runJson(["accounts", "create", "--name", "watcher", "--plan", "pro"], on())
+    expect(await runJson(["watches", "list", account.id], on())).toEqual({ watches: [] })
+    expectOneLineFailure(await run(["watches", "list", "acct_nope", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
+  })
+
   it("keys: created with the secret once, the plan's live-key ceiling refused, revoke frees a slot", async () => {
     const account = await runJson(["accounts", "create", "--name", "ceiling", "--plan", "free"], on())
     const first = await runJson(["keys", "create", account.id, "--name", "one"], on())

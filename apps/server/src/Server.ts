@@ -4,7 +4,7 @@ import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerError, HttpServe
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
-import { Directory, type RateLimiter, SinceHorizon } from "@dropshelf/core"
+import { Directory, type RateLimiter, SinceHorizon, type Watches } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
@@ -126,7 +126,7 @@ const drain = (lifecycle: Health.Lifecycle["Service"], delay: Duration.Input, ti
  */
 export const layer = (
   options: Options
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Directory.Directory | RateLimiter.RateLimiter> =>
+): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Directory.Directory | Watches.Watches | RateLimiter.RateLimiter> =>
   Layer.unwrap(
     Effect.gen(function*() {
       const lifecycle = yield* Health.Lifecycle
@@ -252,5 +252,5 @@ export const optionsFromEnv: Config.Config<Options> = Config.all({
 /** Serves until interrupted (SIGINT/SIGTERM under `NodeRuntime.runMain`), then shuts down gracefully. */
 export const serve = (
   options: Options
-): Effect.Effect<never, HttpServerError.ServeError, Directory.Directory | RateLimiter.RateLimiter> =>
+): Effect.Effect<never, HttpServerError.ServeError, Directory.Directory | Watches.Watches | RateLimiter.RateLimiter> =>
   Layer.launch(layer(options))

@@ -12,6 +12,19 @@ import { Operators } from "@dropshelf/core"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
 import { account, addListings, call, type Exchange, listing, type Running, start } from "./harness.ts"
 
+/** The watch operations (watches.test.ts tests them). */
+const WATCH_OPERATIONS = [
+  "DELETE /api/v1/watches/{id}",
+  "GET /api/v1/watches",
+  "GET /api/v1/watches/{id}",
+  "GET /api/v1/watches/{id}/deliveries",
+  "GET /api/v1/watches/{id}/matches",
+  "PATCH /api/v1/watches/{id}",
+  "POST /api/v1/watches",
+  "POST /api/v1/watches/{id}/deliveries/{event}/retry",
+  "POST /api/v1/watches/{id}/rotate-secret"
+]
+
 const DAY = 86_400_000
 const PATHS = {
   me: ["/api/v1/me", "GET, HEAD, OPTIONS"],
@@ -970,8 +983,9 @@ for (const adapter of adapters) {
           "GET /readyz",
           "POST /api/v1/domains/{id}/hold",
           "POST /api/v1/domains/{id}/reveal",
-          "POST /api/v1/holds/{id}/extend"
-        ])
+          "POST /api/v1/holds/{id}/extend",
+          ...WATCH_OPERATIONS
+        ].sort())
         const listParams = operations.find(({ method, path }) => method === "get" && path === "/api/v1/domains")!.operation.parameters
           .filter((parameter: any) => parameter.in === "query")
         expect(listParams.map((parameter: any) => parameter.name).sort()).toEqual([

@@ -18,10 +18,12 @@ import {
   Masking,
   Operators,
   type RateLimiter,
-  type RevealStore
+  type RevealStore,
+  type WatchStore,
+  Watches
 } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Server } from "@dropshelf/server"
+import { Server, WebhookDelivery } from "@dropshelf/server"
 
 export type Ports =
   | ListingStore.ListingStore
@@ -30,6 +32,7 @@ export type Ports =
   | AccountStore.AccountStore
   | KeyStore.KeyStore
   | IdempotencyStore.IdempotencyStore
+  | WatchStore.WatchStore
   | RateLimiter.RateLimiter
 
 /**
@@ -60,7 +63,7 @@ export interface Running {
   readonly base: string
   readonly exchanges: Array<Exchange>
   readonly logs: Array<Record<string, unknown>>
-  readonly run: <A, E>(effect: Effect.Effect<A, E, Operators.Operators | Directory.Directory | Ports>) => Promise<A>
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Operators.Operators | Directory.Directory | Watches.Watches | Ports>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -77,11 +80,26 @@ export interface StartOptions {
   readonly idempotencyWaitMs?: number | undefined
   /** How many days back the since feed reaches (default: the core's, 30). */
   readonly sinceHorizonDays?: number | undefined
+  /**
+   * The watch worker's settings; private receivers are allowed here (every receiver in a test
+   * is on loopback). The worker runs only when `watchWorker` is true.
+   */
+  readonly watchSettings?: Partial<Watches.WatchSettings> | undefined
+  readonly watchWorker?: boolean | undefined
+}
+
+/** The watch use cases as a test server runs them: private receivers allowed, a 50 ms poll. */
+export const watchesLayer = (settings: Partial<Watches.WatchSettings> = {}) => {
+  const watchSettings: Watches.WatchSettings = { ...Watches.DEFAULT_SETTINGS, allowPrivate: true, pollMs: 50, ...settings }
+  return Watches.Watches.layer.pipe(
+    Layer.provide(WebhookDelivery.layer(watchSettings.allowPrivate)),
+    Layer.provide(Layer.succeed(Watches.WatchSettingsRef, watchSettings))
+  )
 }
 
 export const start = async (adapter: Adapter, options: StartOptions = {}): Promise<Running> => {
   const logs: Array<Record<string, unknown>> = []
-  const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+  const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, watchesLayer(options.watchSettings)).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
     Layer.provide(options.sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, options.sinceHorizonDays)),
     Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
@@ -102,9 +120,12 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
     authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
     trustedProxies: options.trustedProxies
   }).pipe(
+    Layer.merge(options.watchWorker === true ? Watches.Watches.layerWorker : Layer.empty),
     Layer.provideMerge(core)
   )
-  const runtime = ManagedRuntime.make(stack as Layer.Layer<HttpServer.HttpServer | Operators.Operators | Directory.Directory | Ports, unknown>)
+  const runtime = ManagedRuntime.make(
+    stack as Layer.Layer<HttpServer.HttpServer | Operators.Operators | Directory.Directory | Watches.Watches | Ports, unknown>
+  )
   const address = await runtime.runPromise(HttpServer.HttpServer.useSync((server) => server.address))
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
   return {
@@ -232,6 +253,8 @@ export const conformanceProblems = (spec: any, exchanges: ReadonlyArray<Exchange
         problems.push(`${label}: header ${header} not documented`)
       }
     }
+    // A documented answer without content (204) has no body to check.
+    if (documented.content === undefined && exchange.body === undefined) continue
     const validate = ajv.getSchema(`openapi.json#/${pointer("paths", match.template, method, "responses", String(exchange.status), "content", "application/json", "schema")}`)
     if (validate === undefined) problems.push(`${label}: no schema`)
     else if (!validate(exchange.body)) problems.push(`${label}: ${ajv.errorsText(validate.errors)}`)

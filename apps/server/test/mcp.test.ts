@@ -64,11 +64,15 @@ const expectOk = (result: CallToolResult & { structuredContent: any }) => {
 }
 
 const TOOL_NAMES = [
+  "create_watch",
+  "delete_watch",
   "end_hold",
   "extend_hold",
   "get_listing",
   "hold_listing",
   "list_holds",
+  "list_watch_matches",
+  "list_watches",
   "me",
   "reveal_listing",
   "search_listings"
@@ -297,6 +301,24 @@ describe("MCP endpoint", () => {
       expectRefusal(refused, "upgrade_required", { reveal_code: "QUOTA_EXHAUSTED" })
       expect(new Date(refused.structuredContent.error.resets_at).getUTCDate()).toBe(1)
       await connected.close()
+    })
+  })
+
+  describe("watches", () => {
+    it("create, list, read matches and delete a watch, as REST does, with REST's refusals", async () => {
+      const key = await account(server, "free", "mcp-watches")
+      const connected = await connect(server, key.secret)
+      expectRefusal(await callTool(connected, "create_watch", { name: "w", query: { tld: ".com" } }), "invalid_request", { parameter: "query.tld" })
+      const created = expectOk(await callTool(connected, "create_watch", { name: "all com", query: { tld: "com" } }))
+      expect(created).toMatchObject({ name: "all com", query: { tld: "com" }, webhook: null })
+      expectRefusal(await callTool(connected, "create_watch", { name: "second" }), "watch_limit_reached", { limit: 1 })
+      const listed = expectOk(await callTool(connected, "list_watches"))
+      expect(listed).toEqual((await call(server, "GET", "/api/v1/watches", { key: key.secret })).body)
+      const matches = expectOk(await callTool(connected, "list_watch_matches", { id: created.id }))
+      expect(matches).toEqual({ data: [], next_cursor: null, has_more: false })
+      expect(expectOk(await callTool(connected, "delete_watch", { id: created.id }))).toEqual({ deleted: created.id })
+      expectRefusal(await callTool(connected, "delete_watch", { id: created.id }), "not_found")
+      expectRefusal(await callTool(connected, "list_watch_matches", { id: created.id }), "not_found")
     })
   })
 

@@ -12,7 +12,7 @@ import { AvailabilityCheck, Cursor, Directory, Operators } from "@dropshelf/core
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Health, Server, Telemetry } from "@dropshelf/server"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { account, addListings, call, listing, type Running } from "./harness.ts"
+import { account, addListings, call, listing, type Running, watchesLayer } from "./harness.ts"
 
 const pglite = adapters.find((adapter) => adapter.name === "sql-pglite")!
 
@@ -97,7 +97,7 @@ describe.skipIf(pglite.skip !== undefined)("observability (sql-pglite)", () => {
   beforeAll(async () => {
     otlp = await receiver()
     metricsPort = await freePort()
-    const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+    const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, watchesLayer()).pipe(
       Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
       Layer.provide(AvailabilityCheck.AvailabilityCheck.layerStampOnly),
       Layer.provideMerge(pglite.layer()),

@@ -21,6 +21,7 @@ import {
   UpgradeRequiredError
 } from "./ApiErrors.ts"
 import { finishDocument } from "./OpenApiDocument.ts"
+import { WatchesGroup } from "./WatchesApi.ts"
 
 /** The version of the resource shapes under `/api/v1`. */
 export const API_VERSION = "1.3.0"
@@ -230,6 +231,7 @@ export class DropshelfApi extends HttpApi.make("dropshelf")
   .add(AccountGroup)
   .add(DomainsGroup)
   .add(HoldsGroup)
+  .add(WatchesGroup)
   .add(MetaGroup)
   .middleware(ApiKeyAuth)
   .prefix(API_PREFIX)

@@ -14,8 +14,8 @@ const Timestamp = Schema.String.annotate({
 /**
  * The complete set of `error.code` values: the spec's eight (its Errors section), the two of
  * idempotency keys added to them (docs/decisions/0010-idempotency-keys.md), the since feed's
- * horizon (docs/decisions/0011-since-horizon.md), and the bulk snapshot's hourly allowance
- * (docs/decisions/0508-bulk-snapshot.md).
+ * horizon (docs/decisions/0011-since-horizon.md), the watch limit (docs/decisions/0012-watches.md),
+ * and the bulk snapshot's hourly allowance (docs/decisions/0508-bulk-snapshot.md).
  */
 export const ErrorCode = Schema.Literals([
   "invalid_request",
@@ -29,7 +29,8 @@ export const ErrorCode = Schema.Literals([
   "idempotency_key_in_use",
   "idempotency_key_reused",
   "since_too_old",
-  "snapshot_limit_reached"
+  "snapshot_limit_reached",
+  "watch_limit_reached"
 ])
 export type ErrorCode = typeof ErrorCode.Type
 
@@ -134,6 +135,15 @@ export class NotFoundError extends Schema.Error<NotFoundError>("NotFoundError")(
   description: "No such listing or hold, or one the caller cannot see (including a listing inside the plan's access delay)."
 }) {}
 
+export class WatchLimitReachedError extends Schema.Error<WatchLimitReachedError>("WatchLimitReachedError")({
+  error: body("watch_limit_reached", {
+    limit: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "The plan's number of watches" })
+  })
+}, {
+  httpApiStatus: 403,
+  description: "The account already has as many watches as its plan allows (free 1, pro 10, business 100). Delete one, or upgrade."
+}) {}
+
 export class IdempotencyKeyInUseError extends Schema.Error<IdempotencyKeyInUseError>("IdempotencyKeyInUseError")({
   error: body("idempotency_key_in_use", {})
 }, {
@@ -233,6 +243,7 @@ export type ApiError =
   | IdempotencyKeyInUseError
   | IdempotencyKeyReusedError
   | SinceTooOldError
+  | WatchLimitReachedError
   | MethodNotAllowedError
   | PayloadTooLargeError
   | RateLimitedError

@@ -130,6 +130,65 @@ const explicitItems = (node: unknown): void => {
   for (const value of Object.values(schema)) explicitItems(value)
 }
 
+const webhookHeader = (description: string, schema: Json) => ({ name: "", in: "header", required: true, description, schema })
+
+/**
+ * What a watch's webhook receives (OpenAPI 3.1 `webhooks`): the match event, its three
+ * Standard Webhooks headers and the answers that acknowledge, retry or disable
+ * (docs/decisions/0220-standard-webhooks.md).
+ */
+export const WEBHOOKS: Json = {
+  "watch.match": {
+    post: {
+      operationId: "webhooks.watchMatch",
+      summary: "A listing matched a watch",
+      description:
+        "POSTed to the watch's `webhook_url`, signed per Standard Webhooks v1: verify with any Standard Webhooks library and the watch's `whsec_` secret. Retried with the same `webhook-id` (dedupe on it) until a 2xx within 15 s: immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (±10 %), honouring `Retry-After` on 429 and 503; after that the webhook is paused. Redirects are not followed.",
+      parameters: [
+        { ...webhookHeader("The event id: the match's `id`, the same on every retry", { type: "string" }), name: "webhook-id" },
+        { ...webhookHeader("Unix time in seconds of this attempt", { type: "string", pattern: "^[0-9]+$" }), name: "webhook-timestamp" },
+        {
+          ...webhookHeader(
+            "`v1,<base64 HMAC-SHA256 of \"<webhook-id>.<webhook-timestamp>.<body>\">`; two, space-separated, for 24 hours after a secret rotation",
+            { type: "string" }
+          ),
+          name: "webhook-signature"
+        }
+      ],
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["type", "timestamp", "data"],
+              properties: {
+                type: { type: "string", const: "watch.match" },
+                timestamp: { type: "string", description: "ISO 8601 instant of this attempt" },
+                data: {
+                  type: "object",
+                  required: ["watch_id", "match"],
+                  properties: {
+                    watch_id: { type: "string" },
+                    match: { $ref: "#/components/schemas/WatchMatch" }
+                  },
+                  additionalProperties: false
+                }
+              },
+              additionalProperties: false
+            }
+          }
+        }
+      },
+      responses: {
+        "200": { description: "Any 2xx within 15 s acknowledges the event." },
+        "410": { description: "Gone: the webhook is disabled at once, until its URL is set again." },
+        "429": { description: "Retried no sooner than `Retry-After`, nor than the schedule's next delay." }
+      }
+    }
+  }
+}
+
 /**
  * The document finished; `conditionalReads` are the operation ids of the reads that answer
  * `If-None-Match` (Api.ts `CONDITIONAL_READS`, passed in: Api.ts imports this module).
@@ -184,5 +243,6 @@ export const finishDocument = (conditionalReads: ReadonlyArray<string>) => (spec
       }
     }
   }
+  spec.webhooks = { ...(spec.webhooks ?? {}), ...WEBHOOKS }
   return spec
 }

@@ -15,6 +15,9 @@ import { HoldStore } from "./ports/HoldStore.ts"
 import { type KeyRecord, KeyStore } from "./ports/KeyStore.ts"
 import { type ListingInput, ListingStore, type UpsertResult } from "./ports/ListingStore.ts"
 import { RevealStore } from "./ports/RevealStore.ts"
+import { WatchStore } from "./ports/WatchStore.ts"
+import type { WatchView } from "./domain/WatchView.ts"
+import { toWatchView } from "./Watches.ts"
 
 /** An account as `dropshelf accounts show` reads it. */
 export interface AccountOverview {
@@ -92,6 +95,8 @@ export class Operators extends Context.Service<Operators, {
     month: string | undefined,
     page: KeysetRequest
   ) => Effect.Effect<KeysetPage<RevealEntry>, AccountNotFound>
+  /** An account's watches as their owner reads them (never a secret), oldest first. */
+  readonly listWatches: (accountId: string) => Effect.Effect<ReadonlyArray<WatchView>, AccountNotFound>
 }>()("@dropshelf/core/Operators") {
   static readonly layer = Layer.effect(
     Operators,
@@ -103,6 +108,7 @@ export class Operators extends Context.Service<Operators, {
       const reveals = yield* RevealStore
       const digest = yield* Digest.Digest
       const random = yield* SecureRandom.SecureRandom
+      const watches = yield* WatchStore
 
       const createAccount = Effect.fn("Operators.createAccount")(function*(name: string, plan: StoredPlan) {
         return yield* accounts.create({ name, plan, at: yield* Clock.currentTimeMillis })
@@ -219,6 +225,12 @@ export class Operators extends Context.Service<Operators, {
         return pageOf(rows, page.limit, (entry) => entry.listingId)
       })
 
+      const listWatches = Effect.fn("Operators.listWatches")(function*(accountId: string) {
+        yield* existingAccount(accountId)
+        const now = yield* Clock.currentTimeMillis
+        return (yield* watches.forAccount(accountId)).map((watch) => toWatchView(watch, now))
+      })
+
       return Operators.of({
         createAccount,
         setPlan: accounts.setPlan,
@@ -233,7 +245,8 @@ export class Operators extends Context.Service<Operators, {
         listKeys,
         listHolds,
         showListing,
-        listReveals
+        listReveals,
+        listWatches
       })
     })
   )

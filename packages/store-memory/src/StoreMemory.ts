@@ -19,10 +19,12 @@ import {
   RateLimiter,
   RevealStore,
   type RevealLedger,
-  KeyStore
+  KeyStore,
+  WatchStore
 } from "@dropshelf/core"
 import { Clock, Context, Effect, Layer, Result } from "effect"
 import { Digest, Mac, SecureRandom } from "effect/crypto"
+import * as WatchMemory from "./WatchMemory.ts"
 
 /*
  * The in-memory adapter. Each operation runs as one synchronous step, so on one JS thread
@@ -45,10 +47,11 @@ const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 interface ReaderState {
   readonly runningOn: (listingIds: ReadonlyArray<string>, at: number) => ReadonlyMap<string, HoldRecord>
   readonly revealedAmong: (accountId: string, listingIds: ReadonlyArray<string>) => ReadonlySet<string>
+  /** Told of every write of a listing row, in the same step (the watch store's change events). */
+  readonly written: (before: ListingRecord | undefined, after: ListingRecord) => void
 }
 
-const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
-  const rows = new Map<string, ListingRecord>()
+const makeListingStore = (state: ReaderState, rows: Map<string, ListingRecord>) => Effect.gen(function*() {
   const now = Clock.currentTimeMillis
 
   const afterPosition = (position: Cursor.CursorPosition | undefined) => (row: ListingRecord): boolean => {
@@ -108,11 +111,9 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
         const existing = rows.get(input.id)
         if (existing === undefined) inserted++
         else updated++
-        rows.set(input.id, {
-          ...input,
-          discoveredAt: existing?.discoveredAt ?? input.discoveredAt,
-          updatedAt: at
-        })
+        const written = { ...input, discoveredAt: existing?.discoveredAt ?? input.discoveredAt, updatedAt: at }
+        rows.set(input.id, written)
+        state.written(existing, written)
       }
       return { inserted, updated }
     })
@@ -132,7 +133,9 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
       for (const id of new Set(ids)) {
         const row = rows.get(id)
         if (row === undefined || row.status === "sold" || row.status === "delisted") continue
-        rows.set(id, { ...row, status: reason, updatedAt: at })
+        const written = { ...row, status: reason, updatedAt: at }
+        rows.set(id, written)
+        state.written(row, written)
         changed.push(id)
       }
       return changed as ReadonlyArray<Ids.ListingId>
@@ -169,6 +172,7 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
         if (row === undefined) return undefined
         const stamped = { ...row, availabilityCheckedAt: checkedAt, updatedAt: at }
         rows.set(id, stamped)
+        state.written(row, stamped)
         return stamped
       }),
     backfillMasks: (mask) =>
@@ -176,7 +180,9 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
         let changed = 0
         for (const row of rows.values()) {
           if (row.maskHint !== null) continue
-          rows.set(row.id, { ...row, maskHint: mask(row.domain), updatedAt: at })
+          const written = { ...row, maskHint: mask(row.domain), updatedAt: at }
+          rows.set(row.id, written)
+          state.written(row, written)
           changed++
         }
         return changed
@@ -499,18 +505,25 @@ const makeAccountsAndKeys = Effect.sync(() => {
         return Effect.succeed(revoked)
       })
   })
-  return { accountStore, keyStore }
+  return { accountStore, keyStore, planOf: (id: string) => accounts.get(id)?.plan }
 })
 
-/** The six store ports, in memory, fresh for each build of the layer. */
+/** The seven store ports, in memory, fresh for each build of the layer. */
 export const layerStores = Layer.effectContext(
   Effect.gen(function*() {
-    const { accountStore, keyStore } = yield* makeAccountsAndKeys
+    const { accountStore, keyStore, planOf } = yield* makeAccountsAndKeys
     const reveals = yield* makeRevealStore
     const holds = yield* makeHoldStore
     const idempotency = yield* makeIdempotencyStore
-    const listings = yield* makeListingStore({ runningOn: holds.runningOn, revealedAmong: reveals.revealedAmong })
+    const findListing = (id: string) => listingRows.get(id)
+    const watches = WatchMemory.make({ planOf, findListing })
+    const listingRows = new Map<string, ListingRecord>()
+    const listings = yield* makeListingStore(
+      { runningOn: holds.runningOn, revealedAmong: reveals.revealedAmong, written: watches.written },
+      listingRows
+    )
     return Context.make(ListingStore.ListingStore, listings).pipe(
+      Context.add(WatchStore.WatchStore, watches.store),
       Context.add(RevealStore.RevealStore, reveals.store),
       Context.add(HoldStore.HoldStore, holds.store),
       Context.add(IdempotencyStore.IdempotencyStore, idempotency),

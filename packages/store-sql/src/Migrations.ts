@@ -230,6 +230,101 @@ const sinceHorizon = statements(
 )
 
 /*
+ * 0006: watches (SqlWatchStore). Statement-level triggers on listings record a change event per
+ * written row while any watch exists (every write path, COPY included, goes through them), and
+ * count a listing's generations: a row that comes back from sold, blocked or delisted (to active
+ * or draft) starts the next one. Matches are unique per (watch, listing, generation); a match's delivery
+ * job is the outbox row written in the same transaction.
+ */
+const watches = statements(
+  `CREATE TABLE watches (
+    id text PRIMARY KEY,
+    account_id text NOT NULL REFERENCES accounts (id),
+    name text NOT NULL,
+    query jsonb NOT NULL,
+    paused boolean NOT NULL DEFAULT false,
+    webhook_url text,
+    webhook_secret text,
+    webhook_previous_secret text,
+    webhook_previous_until timestamptz,
+    webhook_state text CHECK (webhook_state IN ('active', 'paused', 'disabled')),
+    webhook_state_reason text,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL
+  )`,
+  `CREATE INDEX watches_by_account ON watches (account_id, created_at, id)`,
+  `CREATE TABLE listing_generations (
+    listing_id text COLLATE "C" PRIMARY KEY,
+    generation integer NOT NULL
+  )`,
+  `CREATE TABLE watch_events (
+    seq bigserial PRIMARY KEY,
+    listing_id text COLLATE "C" NOT NULL,
+    due_at timestamptz NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('change', 'clock'))
+  )`,
+  `CREATE INDEX watch_events_due ON watch_events (due_at, seq)`,
+  `CREATE TABLE watch_matches (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    watch_id text NOT NULL REFERENCES watches (id) ON DELETE CASCADE,
+    listing_id text COLLATE "C" NOT NULL,
+    generation integer NOT NULL,
+    matched_at timestamptz NOT NULL,
+    UNIQUE (watch_id, listing_id, generation)
+  )`,
+  `CREATE INDEX watch_matches_by_watch ON watch_matches (watch_id, seq)`,
+  `CREATE TABLE watch_deliveries (
+    event_id text PRIMARY KEY REFERENCES watch_matches (id) ON DELETE CASCADE,
+    watch_id text NOT NULL REFERENCES watches (id) ON DELETE CASCADE,
+    listing_id text COLLATE "C" NOT NULL,
+    matched_at timestamptz NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    state text NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+    next_attempt_at timestamptz NOT NULL,
+    manual boolean NOT NULL DEFAULT false,
+    lease_until timestamptz
+  )`,
+  `CREATE INDEX watch_deliveries_due ON watch_deliveries (next_attempt_at) WHERE state = 'pending'`,
+  `CREATE INDEX watch_deliveries_by_watch ON watch_deliveries (watch_id)`,
+  `CREATE TABLE watch_delivery_attempts (
+    event_id text NOT NULL REFERENCES watch_deliveries (event_id) ON DELETE CASCADE,
+    watch_id text NOT NULL,
+    attempt integer NOT NULL,
+    attempted_at timestamptz NOT NULL,
+    duration_ms integer NOT NULL,
+    status_code integer,
+    error text,
+    PRIMARY KEY (event_id, attempt)
+  )`,
+  `CREATE INDEX watch_delivery_attempts_by_watch ON watch_delivery_attempts (watch_id, attempted_at DESC)`,
+  `CREATE FUNCTION dropshelf_watch_listings_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM watches) THEN
+      INSERT INTO watch_events (listing_id, due_at, kind) SELECT id, updated_at, 'change' FROM new_rows;
+    END IF;
+    RETURN NULL;
+  END
+  $$`,
+  `CREATE FUNCTION dropshelf_watch_listings_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO listing_generations (listing_id, generation)
+      SELECT n.id, 1 FROM new_rows n JOIN old_rows o ON o.id = n.id
+      WHERE o.status IN ('sold', 'blocked', 'delisted') AND n.status NOT IN ('sold', 'blocked', 'delisted')
+      ON CONFLICT (listing_id) DO UPDATE SET generation = listing_generations.generation + 1;
+    IF EXISTS (SELECT 1 FROM watches) THEN
+      INSERT INTO watch_events (listing_id, due_at, kind) SELECT id, updated_at, 'change' FROM new_rows;
+    END IF;
+    RETURN NULL;
+  END
+  $$`,
+  `CREATE TRIGGER listings_watch_inserted AFTER INSERT ON listings REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION dropshelf_watch_listings_inserted()`,
+  `CREATE TRIGGER listings_watch_updated AFTER UPDATE ON listings REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION dropshelf_watch_listings_updated()`
+)
+
+/*
  * 0007: keys may expire (an expired key reads as revoked); a rotation brings the old key's expiry
  * forward. Other instances must drop their cached look-up when it does, so the notifying trigger
  * now fires on expiry changes too. The operator's key list reads one account's keys in creation order.
@@ -249,6 +344,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0003_reshape_invented_names": reshapeNames,
   "0004_idempotency_keys": idempotencyKeys,
   "0005_since_horizon": sinceHorizon,
+  "0006_watches": watches,
   "0007_key_expiry": keyExpiry
 }
 

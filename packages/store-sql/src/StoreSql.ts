@@ -1,5 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite"
-import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, RevealStore } from "@dropshelf/core"
+import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, RevealStore, WatchStore } from "@dropshelf/core"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -18,6 +18,7 @@ import * as SqlIdempotencyStore from "./SqlIdempotencyStore.ts"
 import * as SqlKeyStore from "./SqlKeyStore.ts"
 import * as SqlListingStore from "./SqlListingStore.ts"
 import * as SqlRevealStore from "./SqlRevealStore.ts"
+import * as SqlWatchStore from "./SqlWatchStore.ts"
 
 /** The six storage ports of the core. */
 export type Stores =
@@ -27,6 +28,7 @@ export type Stores =
   | AccountStore.AccountStore
   | KeyStore.KeyStore
   | IdempotencyStore.IdempotencyStore
+  | WatchStore.WatchStore
 
 /** What every deployment layer provides: the six ports and the SqlClient they run on. */
 export type Services = Stores | SqlClient.SqlClient
@@ -52,13 +54,11 @@ export class RestoreRefused extends Schema.TaggedError<RestoreRefused>()("Restor
 }) {}
 
 /**
- * Restores a dump of `EmbeddedDump` into the data directory `dataDir`, which must hold no
- * database yet; the directory is locked meanwhile, as an open would lock it.
+ * Locks the data directory `dir` for this process until the scope closes; a directory another
+ * live process holds is refused `DataDirInUse`, the message naming the holder and then `advice`.
  */
-export const restorePglite = (dataDir: string, dump: Uint8Array): Effect.Effect<void, StoreOpenError | RestoreRefused> =>
-  Effect.scoped(Effect.gen(function*() {
-    const dir = resolve(dataDir)
-    const pgdata = join(dir, "pgdata")
+const lockDataDir = (dir: string, advice: string) =>
+  Effect.gen(function*() {
     const lock = yield* Effect.acquireRelease(
       Effect.try({
         try: () => DataDirLock.acquire(dir),
@@ -70,9 +70,20 @@ export const restorePglite = (dataDir: string, dump: Uint8Array): Effect.Effect<
     if (lock._tag === "Held") {
       return yield* new StoreOpenError({
         reason: "DataDirInUse",
-        message: `The data directory ${dir} is in use by process ${lock.pid} (lock file ${lock.lockPath}); a restore needs an empty data directory no process holds`
+        message: `The data directory ${dir} is in use by process ${lock.pid} (lock file ${lock.lockPath}); ${advice}`
       })
     }
+  })
+
+/**
+ * Restores a dump of `EmbeddedDump` into the data directory `dataDir`, which must hold no
+ * database yet; the directory is locked meanwhile, as an open would lock it.
+ */
+export const restorePglite = (dataDir: string, dump: Uint8Array): Effect.Effect<void, StoreOpenError | RestoreRefused> =>
+  Effect.scoped(Effect.gen(function*() {
+    const dir = resolve(dataDir)
+    const pgdata = join(dir, "pgdata")
+    yield* lockDataDir(dir, "a restore needs an empty data directory no process holds")
     if (existsSync(pgdata) && readdirSync(pgdata).length > 0) {
       return yield* new RestoreRefused({
         message: `The data directory ${dir} already holds a database; restore only into an empty one (a new DROPSHELF_DATA_DIR, or move ${pgdata} aside first)`
@@ -121,7 +132,8 @@ export const layerStores: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlCl
   SqlHoldStore.layer,
   SqlAccountStore.layer,
   SqlKeyStore.layer,
-  SqlIdempotencyStore.layer
+  SqlIdempotencyStore.layer,
+  SqlWatchStore.layer
 ).pipe(Layer.provideMerge(AuthCache.AuthCache.layer))
 
 /**
@@ -228,20 +240,7 @@ export const layerPgliteClient = (
   Layer.effectContext(
     Effect.gen(function*() {
       const dir = resolve(options.dataDir)
-      const lock = yield* Effect.acquireRelease(
-        Effect.try({
-          try: () => DataDirLock.acquire(dir),
-          catch: (cause) =>
-            new StoreOpenError({ reason: "OpenFailed", message: `Could not lock the data directory ${dir}: ${oneLine(cause)}` })
-        }),
-        (lock) => Effect.sync(() => lock._tag === "Acquired" && lock.release())
-      )
-      if (lock._tag === "Held") {
-        return yield* new StoreOpenError({
-          reason: "DataDirInUse",
-          message: `The data directory ${dir} is in use by process ${lock.pid} (lock file ${lock.lockPath}); stop that process, or point DROPSHELF_DATA_DIR elsewhere`
-        })
-      }
+      yield* lockDataDir(dir, "stop that process, or point DROPSHELF_DATA_DIR elsewhere")
       const db = yield* openPglite(join(dir, "pgdata"), options.settings)
       const { client, exclusive } = yield* PgliteClient.makeWithExclusive(db)
       const dump = exclusive(Effect.gen(function*() {

@@ -11,7 +11,8 @@ import {
   SinceTooOldError,
   SnapshotLimitedError,
   UnauthorizedError,
-  UpgradeRequiredError
+  UpgradeRequiredError,
+  WatchLimitReachedError
 } from "@dropshelf/api/ApiErrors"
 
 /**
@@ -42,6 +43,9 @@ export type DomainError =
   | Errors.IdempotencyKeyReused
   | Errors.IdempotencyKeyInUse
   | Errors.SnapshotLimitReached
+  | Errors.WatchLimitReached
+  | Errors.WatchNotFound
+  | Errors.DeliveryNotFound
 
 /** The wire error class (and so the status) of each domain refusal. */
 export interface WireErrorOf {
@@ -63,6 +67,9 @@ export interface WireErrorOf {
   readonly IdempotencyKeyReused: IdempotencyKeyReusedError
   readonly IdempotencyKeyInUse: IdempotencyKeyInUseError
   readonly SnapshotLimitReached: SnapshotLimitedError
+  readonly WatchLimitReached: WatchLimitReachedError
+  readonly WatchNotFound: NotFoundError
+  readonly DeliveryNotFound: NotFoundError
 }
 
 type Row<K extends DomainError["_tag"]> = (error: Extract<DomainError, { readonly _tag: K }>, operation: Operation) => WireErrorOf[K]
@@ -182,7 +189,19 @@ const TABLE: { readonly [K in DomainError["_tag"]]: Row<K> } = {
         limit: e.limit,
         retry_after: e.retryAfter
       }
-    })
+    }),
+  WatchLimitReached: (e) =>
+    new WatchLimitReachedError({
+      error: {
+        code: "watch_limit_reached",
+        message: `The account has the ${e.limit} watch${e.limit === 1 ? "" : "es"} its plan allows; delete one or upgrade`,
+        limit: e.limit
+      }
+    }),
+  WatchNotFound: (e) =>
+    new NotFoundError({ error: { code: "not_found", message: `No watch ${Quote.quote(e.watchId)} on this account` } }),
+  DeliveryNotFound: (e) =>
+    new NotFoundError({ error: { code: "not_found", message: `No delivery ${Quote.quote(e.eventId)} of this watch's webhook` } })
 }
 
 export const toApiError = <E extends DomainError>(error: E, operation: Operation): WireErrorOf[E["_tag"]] =>

@@ -8,6 +8,7 @@ import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
 import * as Health from "./Health.ts"
+import { WatchesHandlers } from "./WatchesHandlers.ts"
 
 /** The caller the key middleware resolved for this request. */
 const withCaller = <A, E, R>(
@@ -236,7 +237,7 @@ const IndexHandlers = HttpApiBuilder.group(
   })
 )
 
-/** Every handler group and the key middleware; needs `Directory` and `RateLimiter`. */
-export const HandlersLive = Layer.mergeAll(AccountHandlers, DomainsHandlers, HoldsHandlers, MetaHandlers, IndexHandlers).pipe(
+/** Every handler group and the key middleware; needs `Directory`, `Watches` and `RateLimiter`. */
+export const HandlersLive = Layer.mergeAll(AccountHandlers, DomainsHandlers, HoldsHandlers, WatchesHandlers, MetaHandlers, IndexHandlers).pipe(
   Layer.provideMerge(ApiKeyAuthLive)
 )

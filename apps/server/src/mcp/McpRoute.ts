@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Clock, Context, Effect, Exit, Layer, Result, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Directory, Quote, RateLimiter } from "@dropshelf/core"
+import { Directory, Quote, RateLimiter, Watches } from "@dropshelf/core"
 import { API_VERSION } from "@dropshelf/api/Api"
 import type { ErrorFields } from "@dropshelf/api/ApiErrors"
 import { AddressGate, refusalOf } from "../http/AddressGate.ts"
@@ -87,6 +87,7 @@ interface Admission {
 
 interface CallContext {
   readonly directory: Directory.Directory["Service"]
+  readonly watches: Watches.Watches["Service"]
   readonly caller: Directory.Caller
   /** The rate decision for one tool call of this POST: the POST's own count for the first, a new count for each later one. */
   readonly admit: () => Promise<Admission>
@@ -109,7 +110,7 @@ const resultOf = (tool: ToolDefinition, call: CallContext, rate: RateLimiter.Rat
   return Effect.gen(function*() {
     const key = write === undefined ? undefined : yield* idempotencyKeyArg(args)
     if (write === undefined || key === undefined) {
-      return yield* Effect.flatMap(tool.run(call.directory, call.caller, rate, args), encoded)
+      return yield* Effect.flatMap(tool.run(call.directory, call.caller, rate, args, call.watches), encoded)
     }
     const answer = yield* call.directory.idempotent(call.caller, key, yield* write(args))
     const result = Result.isSuccess(answer.result) ? yield* encoded(answer.result.success) : refusal(answer.result.failure)
@@ -167,6 +168,7 @@ const exchange = async (call: CallContext, url: string, headers: Record<string, 
 
 const handle = (
   directory: Directory.Directory["Service"],
+  watches: Watches.Watches["Service"],
   limiter: RateLimiter.RateLimiter["Service"],
   gate: AddressGate["Service"]
 ) =>
@@ -220,17 +222,18 @@ const handle = (
       return counted
     }
     const response = yield* Effect.promise(() =>
-      exchange({ directory, caller, admit, context }, `http://localhost${request.url}`, forwarded, body, parsed)
+      exchange({ directory, watches, caller, admit, context }, `http://localhost${request.url}`, forwarded, body, parsed)
     )
     return HttpServerResponse.setHeaders(HttpServerResponse.fromWeb(response), rateLimitHeaders(last.rate, last.now))
   })
 
-/** The `/mcp` route; needs `Directory`, `RateLimiter` and `AddressGate`, the same instances the REST routes use. */
+/** The `/mcp` route; needs `Directory`, `Watches`, `RateLimiter` and `AddressGate`, the same instances the REST routes use. */
 export const McpRoute = Layer.unwrap(Effect.gen(function*() {
   const directory = yield* Directory.Directory
+  const watches = yield* Watches.Watches
   const limiter = yield* RateLimiter.RateLimiter
   const gate = yield* AddressGate
   // POST only: stateless, so no server-initiated stream (GET) and no session to delete (DELETE);
   // the boundary answers other methods 405.
-  return HttpRouter.add("POST", MCP_PATH, handle(directory, limiter, gate))
+  return HttpRouter.add("POST", MCP_PATH, handle(directory, watches, limiter, gate))
 }))

@@ -1,5 +1,5 @@
 import { Effect, Record, Result, Schema, SchemaTransformation } from "effect"
-import { type Directory, Errors, Hold, Idempotency, Listing, ListQuery, Me, type RateLimiter } from "@dropshelf/core"
+import { type Directory, Errors, Hold, Idempotency, Listing, ListQuery, Me, type RateLimiter, type Watches, WatchView } from "@dropshelf/core"
 import { ErrorCode, HoldCode, RevealCode } from "@dropshelf/api/ApiErrors"
 import type { DomainError, Operation } from "../http/ErrorMapping.ts"
 
@@ -34,7 +34,8 @@ export interface ToolDefinition {
     directory: Directory.Directory["Service"],
     caller: Directory.Caller,
     rate: RateLimiter.RateDecision,
-    args: Record<string, unknown>
+    args: Record<string, unknown>,
+    watches: Watches.Watches["Service"]
   ) => Effect.Effect<unknown, DomainError>
   /**
    * For the tools that write: the write the arguments ask for, so that a call with an
@@ -169,6 +170,78 @@ const annotations = (
 
 const emptyInput: JsonSchema = { type: "object", properties: {}, additionalProperties: false }
 
+const WatchIdInput = Schema.String.annotate({ description: "Watch id, as returned by create_watch or list_watches (`id`)" })
+
+const WatchQueryInput = Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String)])).annotate({
+  description:
+    "The search_listings filters by name (tld, category, rsMin, q, …), validated as search_listings validates them; cursor, since, sort and limit are not part of a watch. Omitted: every listing."
+})
+
+/** The watch tools: the REST watches' use cases, on the same counter. */
+const WATCH_TOOLS: ReadonlyArray<ToolDefinition> = [
+  {
+    name: "create_watch",
+    title: "Create a watch",
+    description:
+      "Save a search (POST /api/v1/watches): from now on each listing that becomes readable to this account and passes the filters is recorded as a match, read with list_watch_matches; with `webhook_url`, each match is also POSTed there, signed per Standard Webhooks v1 with the `webhook_secret` shown in this result only. Plans allow 1 (free), 10 (pro) or 100 (business) watches.",
+    inputSchema: inputSchemaOf(Schema.Struct({
+      name: Schema.String.annotate({ description: "1 to 100 characters" }),
+      query: Schema.optionalKey(WatchQueryInput),
+      webhook_url: Schema.optionalKey(Schema.String.annotate({ description: "https URL of a public receiver (optional)" }))
+    })),
+    outputSchema: outputSchemaOf(WatchView.CreatedWatchView),
+    success: WatchView.CreatedWatchView,
+    annotations: annotations("Create a watch"),
+    operation: "read",
+    run: (_directory, caller, _rate, args, watches) =>
+      watches.create(caller, { name: args.name, query: args.query, ...(args.webhook_url === undefined ? {} : { webhook_url: args.webhook_url }) })
+  },
+  {
+    name: "list_watches",
+    title: "List watches",
+    description: "The account's watches, oldest first (GET /api/v1/watches), with each webhook's state.",
+    inputSchema: emptyInput,
+    outputSchema: outputSchemaOf(WatchView.WatchList),
+    success: WatchView.WatchList,
+    annotations: annotations("List watches", { readOnly: true }),
+    operation: "read",
+    run: (_directory, caller, _rate, _args, watches) => watches.list(caller)
+  },
+  {
+    name: "delete_watch",
+    title: "Delete a watch",
+    description: "Delete a watch with its matches and pending deliveries (DELETE /api/v1/watches/{id}).",
+    inputSchema: inputSchemaOf(Schema.Struct({ id: WatchIdInput })),
+    outputSchema: outputSchemaOf(Schema.Struct({ deleted: Schema.String })),
+    success: Schema.Struct({ deleted: Schema.String }),
+    annotations: annotations("Delete a watch", { destructive: true, idempotent: false }),
+    operation: "read",
+    run: (_directory, caller, _rate, args, watches) =>
+      Effect.flatMap(stringArg(args, "id", "a watch id"), (id) => Effect.as(watches.remove(caller, id), { deleted: id }))
+  },
+  {
+    name: "list_watch_matches",
+    title: "Read a watch's matches",
+    description:
+      "A page of a watch's matches, oldest first (GET /api/v1/watches/{id}/matches): each listing as this account reads it now. Follow `next_cursor`; a later call with the last cursor returns only newer matches.",
+    inputSchema: inputSchemaOf(Schema.Struct({
+      id: WatchIdInput,
+      cursor: Schema.optionalKey(Schema.String.annotate({ description: "`next_cursor` of the previous page" })),
+      limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 250 })).annotate({ description: "Page size, default 50" }))
+    })),
+    outputSchema: outputSchemaOf(WatchView.MatchPage),
+    success: WatchView.MatchPage,
+    annotations: annotations("Read a watch's matches", { readOnly: true }),
+    operation: "read",
+    run: (_directory, caller, _rate, args, watches) =>
+      Effect.flatMap(stringArg(args, "id", "a watch id"), (id) =>
+        watches.matches(caller, id, {
+          cursor: typeof args.cursor === "string" ? args.cursor : undefined,
+          limit: typeof args.limit === "number" ? args.limit : undefined
+        }))
+  }
+]
+
 export const TOOLS: ReadonlyArray<ToolDefinition> = [
   {
     name: "search_listings",
@@ -283,5 +356,6 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     annotations: annotations("Key and plan", { readOnly: true }),
     operation: "read",
     run: (directory, caller, rate) => directory.me(caller, rate)
-  }
+  },
+  ...WATCH_TOOLS
 ]

@@ -12,11 +12,19 @@ export const searchText = (listing: Pick<ListingRecord, "maskHint" | "tags" | "c
 export const searchTerms = (q: string): ReadonlyArray<string> =>
   q.toLowerCase().split(/\s+/).filter((term) => term.length > 0)
 
+/** What the filters derive from a listing, computed once by a caller that checks one listing against many filters (watches). */
+export interface Derived {
+  readonly searchText: string
+  readonly tld: string
+}
+
+export const derive = (listing: ListingRecord): Derived => ({ searchText: searchText(listing), tld: tldOf(listing.domain) })
+
 /**
  * The reference semantics of every `GET /domains` filter, which each store must reproduce.
  * `min`-style filters exclude rows whose metric is null rather than ranking them low.
  */
-export const matchesFilters = (listing: ListingRecord, filters: ListFilters, now: Instant): boolean => {
+export const matchesFilters = (listing: ListingRecord, filters: ListFilters, now: Instant, derived?: Derived): boolean => {
   const f = filters
   if (f.ageMin !== undefined && (listing.ageYears === null || listing.ageYears < f.ageMin)) return false
   if (f.categories !== undefined && (listing.category === null || !f.categories.includes(listing.category))) return false
@@ -33,7 +41,7 @@ export const matchesFilters = (listing: ListingRecord, filters: ListFilters, now
     if (cents < low || (high !== null && cents >= high)) return false
   }
   if (f.q !== undefined) {
-    const text = searchText(listing)
+    const text = derived?.searchText ?? searchText(listing)
     if (!searchTerms(f.q).every((term) => text.includes(term))) return false
   }
   if (f.referringDomainBands !== undefined) {
@@ -58,6 +66,6 @@ export const matchesFilters = (listing: ListingRecord, filters: ListFilters, now
   if (f.sources !== undefined && (listing.source === null || !f.sources.includes(listing.source))) return false
   if (f.spam !== undefined && listing.spam !== f.spam) return false
   if (f.openTierOnly === true && listing.tier !== "open") return false
-  if (f.tld !== undefined && tldOf(listing.domain) !== f.tld) return false
+  if (f.tld !== undefined && (derived?.tld ?? tldOf(listing.domain)) !== f.tld) return false
   return true
 }

@@ -23,6 +23,8 @@ export interface PlanLimits {
   /** A listing is hidden from this plan until it is this old (ms since `discovered_at`). */
   readonly accessDelayMs: number
   readonly sinceFeed: boolean
+  /** Watches the account may keep at once (docs/decisions/0012-watches.md). */
+  readonly watches: number
 }
 
 /** The spec's Limits table, the one place the whole system reads it from. */
@@ -37,7 +39,8 @@ export const Plans: { readonly [P in PlanName]: PlanLimits } = {
     holdHours: 0,
     extendHours: 0,
     accessDelayMs: 7 * DAY,
-    sinceFeed: false
+    sinceFeed: false,
+    watches: 1
   },
   pro: {
     name: "pro",
@@ -49,7 +52,8 @@ export const Plans: { readonly [P in PlanName]: PlanLimits } = {
     holdHours: 48,
     extendHours: 24,
     accessDelayMs: 1 * DAY,
-    sinceFeed: false
+    sinceFeed: false,
+    watches: 10
   },
   business: {
     name: "business",
@@ -61,7 +65,8 @@ export const Plans: { readonly [P in PlanName]: PlanLimits } = {
     holdHours: 168,
     extendHours: 168,
     accessDelayMs: 0,
-    sinceFeed: true
+    sinceFeed: true,
+    watches: 100
   }
 }
 

@@ -102,6 +102,21 @@ export class KeyNotFound extends Schema.TaggedError<KeyNotFound>()("KeyNotFound"
   prefix: Schema.String
 }) {}
 
+/** The account already has as many watches as its plan allows. */
+export class WatchLimitReached extends Schema.TaggedError<WatchLimitReached>()("WatchLimitReached", {
+  limit: Schema.Number
+}) {}
+
+/** No such watch on this account (another account's watch is not told apart from none). */
+export class WatchNotFound extends Schema.TaggedError<WatchNotFound>()("WatchNotFound", {
+  watchId: Schema.String
+}) {}
+
+/** No such delivery of this watch, or the watch has no webhook. */
+export class DeliveryNotFound extends Schema.TaggedError<DeliveryNotFound>()("DeliveryNotFound", {
+  eventId: Schema.String
+}) {}
+
 export type RevealError = ListingNotFound | QuotaExhausted | FeaturedRequiresPro | HeldByOther
 export type HoldError =
   | ListingNotFound

@@ -1,3 +1,4 @@
 /** Test support for adapters and embedders: the shared port contract and its fixtures. */
 export * as StoreContract from "./StoreContract.ts"
 export * as Fixtures from "./fixtures.ts"
+export * as WatchContract from "./WatchContract.ts"

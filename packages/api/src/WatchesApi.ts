@@ -1,0 +1,108 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { ListQuery, WatchView } from "@dropshelf/core"
+import { CommonErrors, InvalidRequestError, NotFoundError, WatchLimitReachedError } from "./ApiErrors.ts"
+
+/*
+ * Watches: saved `GET /domains` filters that report each listing as it becomes readable to
+ * the account and passes them, by Standard Webhooks v1 and by pull (docs/decisions/0012-watches.md,
+ * 0220-standard-webhooks.md). Kept apart from Api.ts so the contract grows by whole groups.
+ */
+
+const WatchIdParam = Schema.String.annotate({ description: "Watch id, as returned by POST /watches" })
+const EventIdParam = Schema.String.annotate({ description: "Event id: a match's `id`, its delivery's `webhook-id`" })
+
+const QueryBody = Schema.Record(
+  Schema.String,
+  Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String)])
+).annotate({
+  description:
+    "The `GET /domains` filters by parameter name (`tld`, `category`, `rsMin`, `q`, …), each as the query string would carry it; a number, a boolean or (for comma-separated filters) an array of texts is read as that text. Validated by the same schema, with the same messages; the refused one is named `query.<name>`. `cursor`, `since`, `sort` and `limit` are refused: a watch sees each listing once, as it becomes readable. Omitted or `{}`: every listing.",
+  examples: [{ tld: "com", rsMin: 40, category: "tech,food" }]
+})
+
+const WebhookUrl = Schema.String.annotate({
+  description:
+    "Where to POST each match, signed per Standard Webhooks v1. `https` and a public host, checked again when delivering; `http` and private or loopback addresses only where the server sets `DROPSHELF_WEBHOOKS_ALLOW_PRIVATE=true`."
+})
+
+export const CreateWatchBody = Schema.Struct({
+  name: Schema.String.annotate({ description: "1 to 100 characters" }),
+  query: Schema.optionalKey(QueryBody),
+  webhook_url: Schema.optionalKey(WebhookUrl)
+}).annotate({ identifier: "CreateWatch" })
+
+export const PatchWatchBody = Schema.Struct({
+  name: Schema.optionalKey(Schema.String.annotate({ description: "1 to 100 characters" })),
+  query: Schema.optionalKey(QueryBody),
+  webhook_url: Schema.optionalKey(Schema.NullOr(WebhookUrl).annotate({
+    description:
+      "A URL sets the webhook and re-enables a paused or disabled one; a watch that had no webhook gets a signing secret, in this answer's `webhook_secret` only. A new URL keeps the secret. `null` removes the webhook."
+  })),
+  paused: Schema.optionalKey(Schema.Boolean.annotate({
+    description: "`true`: record no matches until `false`. `false` also resumes a webhook paused after failed deliveries."
+  }))
+}).annotate({ identifier: "PatchWatch" })
+
+export const MatchesQuery = Schema.Struct({
+  cursor: Schema.optionalKey(Schema.String.annotate({ description: "Opaque value from `next_cursor`" })),
+  limit: ListQuery.ListQueryParameters.limit
+})
+
+export class WatchesGroup extends HttpApiGroup.make("watches").add(
+  HttpApiEndpoint.post("create", "/watches", {
+    payload: CreateWatchBody,
+    success: WatchView.CreatedWatchView.annotate({ httpApiStatus: 201 }),
+    error: [...CommonErrors, InvalidRequestError, WatchLimitReachedError]
+  }).annotate(OpenApi.Summary, "Create a watch")
+    .annotate(OpenApi.Description, "201 with the watch; with a `webhook_url`, its signing secret `webhook_secret` (`whsec_…`), shown this once. Over the plan's number of watches: 403 `watch_limit_reached`."),
+  HttpApiEndpoint.get("list", "/watches", {
+    success: WatchView.WatchList,
+    error: CommonErrors
+  }).annotate(OpenApi.Summary, "The account's watches")
+    .annotate(OpenApi.Description, "Oldest first. Secrets are never shown here."),
+  HttpApiEndpoint.get("get", "/watches/:id", {
+    params: { id: WatchIdParam },
+    success: WatchView.WatchView,
+    error: [...CommonErrors, NotFoundError]
+  }).annotate(OpenApi.Summary, "One watch")
+    .annotate(OpenApi.Description, "With its webhook's state: a paused or disabled webhook says why."),
+  HttpApiEndpoint.patch("update", "/watches/:id", {
+    params: { id: WatchIdParam },
+    payload: PatchWatchBody,
+    success: WatchView.CreatedWatchView,
+    error: [...CommonErrors, InvalidRequestError, NotFoundError]
+  }).annotate(OpenApi.Summary, "Change a watch")
+    .annotate(OpenApi.Description, "Any of `name`, `query`, `webhook_url`, `paused`; the others stay as they are. When the change gives the watch a webhook it did not have, the answer carries its `webhook_secret`, shown this once."),
+  HttpApiEndpoint.delete("delete", "/watches/:id", {
+    params: { id: WatchIdParam },
+    success: HttpApiSchema.NoContent,
+    error: [...CommonErrors, NotFoundError]
+  }).annotate(OpenApi.Summary, "Delete a watch")
+    .annotate(OpenApi.Description, "With its matches and pending deliveries. 204, no body."),
+  HttpApiEndpoint.post("rotateSecret", "/watches/:id/rotate-secret", {
+    params: { id: WatchIdParam },
+    success: WatchView.RotatedSecretView,
+    error: [...CommonErrors, InvalidRequestError, NotFoundError]
+  }).annotate(OpenApi.Summary, "Rotate the webhook's signing secret")
+    .annotate(OpenApi.Description, "No body. The new secret is shown this once; for 24 hours the previous one keeps signing beside it (`webhook-signature` then carries two space-separated signatures), so receivers can switch without losing a delivery."),
+  HttpApiEndpoint.get("matches", "/watches/:id/matches", {
+    params: { id: WatchIdParam },
+    query: MatchesQuery,
+    success: WatchView.MatchPage,
+    error: [...CommonErrors, InvalidRequestError, NotFoundError]
+  }).annotate(OpenApi.Summary, "The watch's matches, oldest first")
+    .annotate(OpenApi.Description, "Every match the watch recorded, webhook or not, keyset paged: follow `next_cursor` until it is null; a later call with the last cursor returns only newer matches. Each listing is shown as this account reads it now (disclosure rules apply), or null once it is not readable."),
+  HttpApiEndpoint.get("deliveries", "/watches/:id/deliveries", {
+    params: { id: WatchIdParam },
+    success: WatchView.AttemptList,
+    error: [...CommonErrors, NotFoundError]
+  }).annotate(OpenApi.Summary, "Recent webhook delivery attempts")
+    .annotate(OpenApi.Description, "The latest 100 attempts, newest first: when, the receiver's status or the error, and how long it took."),
+  HttpApiEndpoint.post("retry", "/watches/:id/deliveries/:event/retry", {
+    params: { id: WatchIdParam, event: EventIdParam },
+    success: WatchView.ResendView.annotate({ httpApiStatus: 202 }),
+    error: [...CommonErrors, NotFoundError]
+  }).annotate(OpenApi.Summary, "Send one delivery again")
+    .annotate(OpenApi.Description, "No body. One more attempt, at once (the worker sends it within seconds), with the same `webhook-id`; its failure does not pause the webhook. A paused or disabled webhook sends it once resumed.")
+) {}

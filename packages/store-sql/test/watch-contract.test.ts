@@ -1,0 +1,11 @@
+import { WatchContract } from "@dropshelf/core/testing"
+import { afterAll } from "@effect/vitest"
+import { closePglite, describeOnServer, pgliteStores, serverStores } from "./support.ts"
+
+WatchContract.suite("sql (pglite)", pgliteStores)
+
+afterAll(closePglite)
+
+describeOnServer("sql (server)", (databaseUrl) => {
+  WatchContract.suite("sql (server)", serverStores(databaseUrl))
+})
