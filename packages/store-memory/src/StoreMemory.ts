@@ -516,7 +516,7 @@ export const layerStores = Layer.effectContext(
     const holds = yield* makeHoldStore
     const idempotency = yield* makeIdempotencyStore
     const findListing = (id: string) => listingRows.get(id)
-    const watches = WatchMemory.make({ planOf, findListing })
+    const watches = WatchMemory.make({ planOf, findListing, allListings: () => listingRows.values() })
     const listingRows = new Map<string, ListingRecord>()
     const listings = yield* makeListingStore(
       { runningOn: holds.runningOn, revealedAmong: reveals.revealedAmong, written: watches.written },

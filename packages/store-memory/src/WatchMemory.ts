@@ -1,4 +1,4 @@
-import { Errors, Listing, type Plan, type Time, type Watch, WatchStore } from "@dropshelf/core"
+import { Errors, Listing, type Plan, type Time, Watch, WatchStore } from "@dropshelf/core"
 import { Effect } from "effect"
 
 /*
@@ -25,6 +25,7 @@ interface StoredMatch extends WatchStore.MatchRecord {
 export const make = (options: {
   readonly planOf: (accountId: string) => Plan.StoredPlan | undefined
   readonly findListing: (id: string) => Listing.ListingRecord | undefined
+  readonly allListings: () => Iterable<Listing.ListingRecord>
 }) => {
   const watches = new Map<string, WatchRecord>()
   const events: Array<Event> = []
@@ -57,7 +58,17 @@ export const make = (options: {
       Effect.suspend(() => {
         const count = [...watches.values()].filter((existing) => existing.accountId === watch.accountId).length
         if (count >= limit) return Effect.fail(new Errors.WatchLimitReached({ limit }))
+        const first = watches.size === 0
         watches.set(watch.id, watch)
+        if (first) {
+          // Nothing was recorded while no watch existed (Watch.catchUpFrom).
+          const from = Watch.catchUpFrom(watch.createdAt)
+          for (const row of options.allListings()) {
+            if (row.status === "active" && row.discoveredAt > from) {
+              events.push({ seq: ++sequence, listingId: row.id, dueAt: row.updatedAt, kind: "change" })
+            }
+          }
+        }
         return Effect.succeed(watch)
       }),
     forAccount: (accountId) =>

@@ -1,4 +1,4 @@
-import { Errors, type Plan, type Time, type Watch, WatchStore } from "@dropshelf/core"
+import { Errors, type Plan, type Time, Watch, WatchStore } from "@dropshelf/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { COLUMNS, toRecord } from "./ListingRows.ts"
@@ -88,10 +88,17 @@ export const make = Effect.gen(function*() {
       yield* sql`SELECT pg_advisory_xact_lock(${ACCOUNT_WATCH_LOCK}, hashtext(${watch.accountId}))`
       const [counted] = yield* sql<{ n: unknown }>`SELECT count(*) AS n FROM watches WHERE account_id = ${watch.accountId}`
       if (int(counted!.n) >= limit) return yield* Effect.fail(new Errors.WatchLimitReached({ limit }))
+      const [before] = yield* sql<{ any: boolean }>`SELECT EXISTS (SELECT 1 FROM watches) AS any`
       const columns = writeColumns(watch)
       yield* sql`INSERT INTO watches ${
         sql.insert({ id: watch.id, account_id: watch.accountId, created_at: toDate(watch.createdAt), ...columns })
       }`
+      if (before?.any !== true) {
+        // The triggers recorded nothing while no watch existed (Watch.catchUpFrom).
+        yield* sql`INSERT INTO watch_events (listing_id, due_at, kind)
+          SELECT id, updated_at, 'change' FROM listings
+          WHERE status = 'active' AND discovered_at > ${toDate(Watch.catchUpFrom(watch.createdAt))}`
+      }
       return watch
     })).pipe(Effect.catchTag("SqlError", Effect.die))
 

@@ -134,6 +134,14 @@ export const isMatch = (listing: ListingRecord, event: DueEvent, candidate: Cand
 export const ACCESS_DELAYS: ReadonlyArray<number> = [...new Set(Object.values(Plans).map((plan) => plan.accessDelayMs))].sort((a, b) => a - b)
 
 /**
+ * Change events are recorded only while some watch exists, so the first watch catches up: every
+ * active listing discovered this long before it may still become readable to some plan after
+ * it, and is queued as if just written (older ones are readable to every plan already).
+ */
+export const catchUpFrom = (firstWatchCreatedAt: Instant): Instant =>
+  firstWatchCreatedAt - ACCESS_DELAYS[ACCESS_DELAYS.length - 1]!
+
+/**
  * After a change of an active listing, the later moments at which another plan's access delay
  * lets its accounts read it: one clock event each.
  */

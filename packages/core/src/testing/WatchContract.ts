@@ -136,6 +136,24 @@ export const suite = (name: string, layer: Layer.Layer<WatchStores>) => {
         assert.strictEqual((yield* store.pendingEvents).count, 0)
       })))
 
+    it.live("the first watch catches up on listings written while no watch existed whose access delay has yet to pass", () =>
+      run(Effect.gen(function*() {
+        const store = yield* WatchStore
+        const listings = yield* ListingStore
+        const discovered = Date.now()
+        yield* listings.upsert([
+          listingInput("BEFORE01", { discoveredAt: discovered }),
+          listingInput("LONGAGO1", { discoveredAt: discovered - 30 * DAY })
+        ])
+        const free = yield* store.create(watchOf((yield* account("free")).id, { createdAt: Date.now(), updatedAt: Date.now() }), 10)
+        const matched = () => Effect.map(store.matches(free.id, undefined, 10), (rows) => rows.map((row) => row.listingId))
+        yield* round(Date.now() + 1000)
+        assert.deepStrictEqual(yield* matched(), [])
+        // Readable to a free account only once its week has passed, which is after the watch began.
+        yield* round(discovered + 7 * DAY)
+        assert.deepStrictEqual(yield* matched(), ["BEFORE01"])
+      })))
+
     it.live("a paused watch records nothing; a match of a watch with a webhook gets a delivery job in the same round", () =>
       run(Effect.gen(function*() {
         const store = yield* WatchStore
