@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
+import SlowFirstSequencer from "./scripts/SlowFirstSequencer.ts"
 import projects from "./vitest.workspace.ts"
 
 export default defineConfig({
@@ -8,6 +9,8 @@ export default defineConfig({
     // Most suites wait on what they start (CLI processes, servers, Postgres) rather than compute,
     // so one file per core leaves the machine half idle: run one more file than there are cores.
     maxWorkers: availableParallelism() + 1,
+    // The files that start processes first, so the run does not end on one of them alone.
+    sequence: { sequencer: SlowFirstSequencer },
     // The progress reporter keeps a run without a terminal talking: which files still run, and
     // each skipped suite with what it needs (scripts/ProgressReporter.ts).
     reporters: ["default", "./scripts/ProgressReporter.ts"]

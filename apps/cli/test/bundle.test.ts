@@ -3,15 +3,14 @@ import { existsSync, readFileSync, rmSync } from "node:fs"
 import { delimiter, dirname, join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { build } from "../../../scripts/build.ts"
-import { operatorSuite } from "./operatorSuite.ts"
 import { minimumOf, satisfies } from "../src/NodeSupport.ts"
 import { headCommit } from "../src/Staleness.ts"
 import { embeddedTarget, expectOneLineFailure, freePort, inspectServing, killStragglers, node24, repoRoot, run, runJson, start, type Target } from "./support.ts"
 
 /*
- * The bundle of `npm run build`, the way a deployment runs it: the whole operator contract
- * through it, and the API it serves, including what it loads only when first asked (the MCP
- * SDK, the API reference page). It is built inside the repo because it resolves the packages
+ * The bundle of `npm run build`, the way a deployment runs it: the API it serves, including what
+ * it loads only when first asked (the MCP SDK, the API reference page), and what it says of its
+ * checkout and its Node (the operator contract through it is bundle-operator.test.ts). It is built inside the repo because it resolves the packages
  * it leaves to Node (PGlite, the word list) from the repo's node_modules.
  */
 
@@ -21,8 +20,6 @@ const ENGINES: string = JSON.parse(readFileSync(join(repoRoot, "package.json"), 
 
 beforeAll(() => build(outdir), 120_000)
 afterAll(() => rmSync(outdir, { recursive: true, force: true }))
-
-operatorSuite("embedded", async () => embeddedTarget(), via)
 
 describe("the bundle and its checkout", () => {
   const staleOutdir = `${outdir}-stale`
