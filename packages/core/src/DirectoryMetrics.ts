@@ -16,6 +16,16 @@ const reveals = (kind: "first" | "repeat") =>
 export const firstReveals = reveals("first")
 export const repeatReveals = reveals("repeat")
 
+/** Webhook deliveries not yet acknowledged, retries included (the watch worker samples it). */
+export const pendingDeliveries = Metric.gauge("dropshelf.webhooks.pending", {
+  description: "Webhook deliveries not yet acknowledged, retries included"
+})
+
+/** How long the oldest unacknowledged delivery's match has waited, in seconds (0 when none waits). */
+export const oldestPendingAge = Metric.gauge("dropshelf.webhooks.oldest_pending_age", {
+  description: "Seconds since the match of the oldest unacknowledged webhook delivery"
+})
+
 /** Holds started. */
 export const holds = Metric.counter("dropshelf.holds", {
   description: "Holds started",

@@ -1,7 +1,8 @@
-import { Clock, Context, Deferred, Effect, Exit, Layer, Result } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Layer, Metric, Result } from "effect"
 import { Mac, SecureRandom } from "effect/crypto"
 import { Base64Url } from "effect/encoding"
 import type { Caller } from "./Directory.ts"
+import * as DirectoryMetrics from "./DirectoryMetrics.ts"
 import { isNameDisclosed } from "./domain/Disclosure.ts"
 import { DeliveryNotFound, InvalidRequest, type WatchLimitReached, WatchNotFound } from "./domain/errors.ts"
 import { isListingId } from "./domain/Ids.ts"
@@ -147,6 +148,8 @@ export class Watches extends Context.Service<Watches, {
   readonly settings: WatchSettings
   /** Frees the leases of deliveries, where this process is the only worker (the embedded database). */
   readonly releaseLeases: Effect.Effect<number>
+  /** Samples the delivery queue into the `dropshelf.webhooks.*` gauges. */
+  readonly sampleQueue: Effect.Effect<void>
 }>()("@dropshelf/core/Watches") {
   /**
    * The worker: matching and delivery rounds, back to back while they find work, then every
@@ -171,6 +174,7 @@ export class Watches extends Context.Service<Watches, {
       return round.events
     })
     yield* loop(matching, "matching", Effect.sleep(settings.pollMs))
+    yield* loop(Effect.as(watches.sampleQueue, 0), "queue sampling", Effect.sleep(settings.pollMs))
     yield* loop(
       watches.deliverRound,
       "delivery",
@@ -438,6 +442,13 @@ export class Watches extends Context.Service<Watches, {
         )
       })
 
+      const sampleQueue = Effect.gen(function*() {
+        const queue = yield* store.pendingDeliveries
+        const now = yield* Clock.currentTimeMillis
+        yield* Metric.update(DirectoryMetrics.pendingDeliveries, queue.count)
+        yield* Metric.update(DirectoryMetrics.oldestPendingAge, queue.oldestMatchedAt === null ? 0 : Math.max(0, now - queue.oldestMatchedAt) / 1000)
+      })
+
       const deliverRound = Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const claimed = yield* store.claimDeliveries({ now, limit: settings.batch, leaseUntil: now + settings.leaseMs })
@@ -459,7 +470,8 @@ export class Watches extends Context.Service<Watches, {
         matchRound,
         deliverRound,
         settings,
-        releaseLeases: store.releaseLeases
+        releaseLeases: store.releaseLeases,
+        sampleQueue
       })
     })
   )

@@ -173,6 +173,14 @@ export const make = (options: {
       nextDueAt: events.length === 0 ? null : Math.min(...events.map((event) => event.dueAt))
     })),
 
+    pendingDeliveries: Effect.sync(() => {
+      const pending = [...jobs.values()].filter((job) => job.state === "pending")
+      return {
+        count: pending.length,
+        oldestMatchedAt: pending.length === 0 ? null : Math.min(...pending.map((job) => job.matchedAt))
+      }
+    }),
+
     claimDeliveries: ({ leaseUntil, limit, now }) =>
       Effect.sync(() => {
         const claimed: Array<WatchStore.ClaimedDelivery> = []

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cursor, Directory, ListQuery, Operators, WatchStore, Watches, Webhook, WebhookSender } from "@dropshelf/core"
+import { Cursor, Directory, DirectoryMetrics, ListQuery, Operators, WatchStore, Watches, Webhook, WebhookSender } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Metric } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { Webhook as StandardWebhook } from "standardwebhooks"
@@ -328,6 +328,29 @@ describe("Watches: webhook delivery (Standard Webhooks v1)", () => {
         { _tag: "Answered", status: 429, retryAfterMs: 3_600_000 },
         { _tag: "Answered", status: 200, retryAfterMs: undefined }
       ]
+    ))
+
+  it.effect("the delivery queue's gauges: how many deliveries wait, and for how long the oldest has", () =>
+    withHook(
+      (sent) =>
+        Effect.gen(function*() {
+          const { watches } = yield* setUp
+          const gauges = Effect.all([Metric.value(DirectoryMetrics.pendingDeliveries), Metric.value(DirectoryMetrics.oldestPendingAge)]).pipe(
+            Effect.map(([pending, age]) => [pending.value, age.value])
+          )
+          yield* load(listing("QUEUED01"))
+          yield* drain
+          assert.strictEqual(sent.length, 1)
+          yield* TestClock.adjust(3_000)
+          yield* watches.sampleQueue
+          assert.deepStrictEqual(yield* gauges, [1, 3])
+          yield* TestClock.adjust(3_000)
+          yield* drain
+          assert.strictEqual(sent.length, 2)
+          yield* watches.sampleQueue
+          assert.deepStrictEqual(yield* gauges, [0, 0])
+        }),
+      [{ _tag: "Answered", status: 503, retryAfterMs: undefined }]
     ))
 
   it.effect("410 Gone disables the webhook at once; the pull endpoint still has the match", () =>

@@ -294,6 +294,10 @@ export const make = Effect.gen(function*() {
       Effect.map((rows) => ({ count: int(rows[0]!.n), nextDueAt: instantOrNull(rows[0]!.next) as Time.Instant | null })),
       Effect.orDie
     ),
+    pendingDeliveries: sql<Row>`SELECT count(*) AS n, min(matched_at) AS oldest FROM watch_deliveries WHERE state = 'pending'`.pipe(
+      Effect.map((rows) => ({ count: int(rows[0]!.n), oldestMatchedAt: instantOrNull(rows[0]!.oldest) as Time.Instant | null })),
+      Effect.orDie
+    ),
     claimDeliveries,
     releaseLeases: sql`UPDATE watch_deliveries SET lease_until = NULL WHERE lease_until IS NOT NULL RETURNING event_id`.pipe(
       Effect.map((rows) => rows.length),

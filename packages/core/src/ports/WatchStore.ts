@@ -128,6 +128,8 @@ export class WatchStore extends Context.Service<WatchStore, {
   }) => Effect.Effect<{ readonly events: number; readonly matches: number }>
   /** Events waiting, and the earliest due of them (for an operator's view and the worker's sleep). */
   readonly pendingEvents: Effect.Effect<{ readonly count: number; readonly nextDueAt: Instant | null }>
+  /** Webhook deliveries not yet acknowledged (retries included), and the oldest match among them. */
+  readonly pendingDeliveries: Effect.Effect<{ readonly count: number; readonly oldestMatchedAt: Instant | null }>
 
   /**
    * Takes up to `limit` pending deliveries due at `now` of watches with an active webhook that

@@ -166,6 +166,7 @@ export const suite = (name: string, layer: Layer.Layer<WatchStores>) => {
         assert.strictEqual((yield* store.matches(paused.id, undefined, 10)).length, 0)
         const [match] = yield* store.matches(hooked.id, undefined, 10)
         const job = yield* store.findDelivery(hooked.id, match!.id)
+        assert.deepStrictEqual(yield* store.pendingDeliveries, { count: 1, oldestMatchedAt: match!.matchedAt })
         assert.strictEqual(job?.state, "pending")
         assert.strictEqual(job?.attempts, 0)
         assert.strictEqual(job?.listingId, "HOOKED01")
@@ -197,6 +198,8 @@ export const suite = (name: string, layer: Layer.Layer<WatchStores>) => {
           _tag: "Retry",
           at: now + 5_000
         })
+        // A retry still waits in the queue; an acknowledged delivery does not.
+        assert.strictEqual((yield* store.pendingDeliveries).count, 1)
         assert.deepStrictEqual(yield* store.claimDeliveries({ now: now + 4_999, limit: 10, leaseUntil: now + 70_000 }), [])
         const again = yield* store.claimDeliveries({ now: now + 5_000, limit: 10, leaseUntil: now + 70_000 })
         assert.deepStrictEqual(again.map((c) => [c.job.eventId, c.job.attempts, c.accountPlan]), [[second!, 1, "business"]])
