@@ -1,4 +1,4 @@
-import { Config, Effect, Layer } from "effect"
+import { Config, Effect, Layer, Schema } from "effect"
 import { Watches, Webhook, WebhookSender } from "@dropshelf/core"
 import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import { request as httpRequest } from "node:http"
@@ -108,13 +108,20 @@ export const allowPrivateFromEnv: Config.Config<boolean> = Config.Boolean("DROPS
 /** `DROPSHELF_WATCH_WORKER`: whether `serve` runs the watch worker in its own process; default true. */
 export const workerFromEnv: Config.Config<boolean> = Config.Boolean("DROPSHELF_WATCH_WORKER").pipe(Config.withDefault(true))
 
-/** The worker's settings from the environment (docs/operations.md). */
+/** A whole number in `[minimum, maximum]`, `fallback` when unset; anything else stops the start. */
+const between = (name: string, minimum: number, maximum: number, fallback: number): Config.Config<number> =>
+  Config.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })), name).pipe(Config.withDefault(fallback))
+
+/**
+ * The worker's settings from the environment (docs/operations.md). A lease shorter than one
+ * attempt's deadline would let a second worker send the same event while the first still waits.
+ */
 export const settingsFromEnv: Config.Config<Watches.WatchSettings> = Config.all({
   allowPrivate: allowPrivateFromEnv,
-  pollMs: Config.Int("DROPSHELF_WATCH_POLL_MS").pipe(Config.withDefault(Watches.DEFAULT_SETTINGS.pollMs)),
-  batch: Config.Int("DROPSHELF_WATCH_BATCH").pipe(Config.withDefault(Watches.DEFAULT_SETTINGS.batch)),
-  leaseMs: Config.Int("DROPSHELF_WATCH_LEASE_MS").pipe(Config.withDefault(Watches.DEFAULT_SETTINGS.leaseMs)),
-  concurrency: Config.Int("DROPSHELF_WATCH_CONCURRENCY").pipe(Config.withDefault(Watches.DEFAULT_SETTINGS.concurrency))
+  pollMs: between("DROPSHELF_WATCH_POLL_MS", 10, 60_000, Watches.DEFAULT_SETTINGS.pollMs),
+  batch: between("DROPSHELF_WATCH_BATCH", 1, 10_000, Watches.DEFAULT_SETTINGS.batch),
+  leaseMs: between("DROPSHELF_WATCH_LEASE_MS", 2 * Webhook.ATTEMPT_TIMEOUT_MS, 3_600_000, Watches.DEFAULT_SETTINGS.leaseMs),
+  concurrency: between("DROPSHELF_WATCH_CONCURRENCY", 1, 256, Watches.DEFAULT_SETTINGS.concurrency)
 })
 
 /** `Watches` with these settings and the node:http(s) sender; needs the stores, `SecureRandom` and `Mac`. */
