@@ -25,7 +25,8 @@
  * single-page mixes), `mixed`, `deep`, `writes`, `since`, `scale` (which alone seeds BENCH_SMALL);
  * the ceiling always runs. To try the mixed workload quickly on a small directory:
  * `BENCH_ONLY=mixed BENCH_LISTINGS=20000 BENCH_DURATION=5 BENCH_WARMUP=2 npm run bench`.
- * BENCH_NODE_ARGS and BENCH_BUNDLE: bench/server.ts.
+ * BENCH_DATABASE names the large directory's database (default `dropshelf_bench_<BENCH_LISTINGS>`),
+ * to measure a schema of its own beside a kept one. BENCH_NODE_ARGS and BENCH_BUNDLE: bench/server.ts.
  */
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -49,8 +50,7 @@ const runs = (part: (typeof PARTS)[number]) => ONLY === undefined || ONLY.includ
 const work = mkdtempSync(join(tmpdir(), "dropshelf-bench-"))
 
 /** A database holding exactly `count` seeded listings, made once and reused by later runs. */
-const ensureDirectory = (count: number) => {
-  const name = `dropshelf_bench_${count}`
+const ensureDirectory = (count: number, name = `dropshelf_bench_${count}`) => {
   const exists = psql(`SELECT 1 FROM pg_database WHERE datname = '${name}'`) === "1"
   if (exists) {
     const rows = Number(psql("SELECT count(*) FROM listings", name) || "0")
@@ -208,7 +208,7 @@ const main = async () => {
   console.log(`bench: ${LARGE} and ${SMALL} listings on ${new URL(serverUrl).host}; ${CONNECTIONS} connections, ${DURATION}s per mix`)
   console.log("bench: the rate limiter counts every request but refuses none (DROPSHELF_RATE_LIMIT=count-only)")
   if (ONLY !== undefined) console.log(`bench: only ${ONLY.join(", ")} (BENCH_ONLY), and the ceiling`)
-  const large = ensureDirectory(LARGE)
+  const large = ensureDirectory(LARGE, process.env.BENCH_DATABASE)
   const small = runs("scale") ? ensureDirectory(SMALL) : undefined
   const importRate = runs("import") ? await measureImport() : undefined
 

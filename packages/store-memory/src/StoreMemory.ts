@@ -123,6 +123,16 @@ const makeListingStore = (state: ReaderState) => Effect.gen(function*() {
   return ListingStore.ListingStore.of({
     page,
     find: (id) => Effect.sync(() => rows.get(id)),
+    findForReader: (id, reader) =>
+      Effect.sync(() => {
+        const listing = rows.get(id)
+        if (listing === undefined) return undefined
+        return {
+          listing,
+          running: state.runningOn([id], reader.at).get(id),
+          revealed: reader.revealsOf !== undefined && state.revealedAmong(reader.revealsOf, [id]).has(id)
+        }
+      }),
     unknownCodes: (field, codes) =>
       Effect.sync(() => {
         const known = codesOf(field)

@@ -229,13 +229,32 @@ const sinceHorizon = statements(
   `CREATE INDEX listings_tombstones ON listings (updated_at) WHERE status IN ('sold', 'blocked', 'delisted')`
 )
 
+/*
+ * 0010: list pages filter inside an index, not the table (docs/decisions/0509-read-paths.md). A
+ * page's first statement reads only (id, updated_at, discovered_at) of its rows; with every
+ * filtered column carried in the index of its order, Postgres tests each candidate in the index
+ * (an index-only scan) instead of fetching a ~450-byte row from the heap for each one it then
+ * throws away. The id order carries the search text too, so a common `q` term walks the index.
+ * The partial indexes of open and featured rows are subsumed: the covering index tests both.
+ */
+const FILTERED_COLUMNS = `updated_at, tld, category, spam, tier, published_value_cents, referring_domains, directory_score,
+  featured_rank, age_years, citability_score, source, availability_checked_at`
+const readIndexes = statements(
+  `CREATE INDEX listings_active ON listings (id) INCLUDE (discovered_at, ${FILTERED_COLUMNS}, search_text) WHERE status = 'active'`,
+  `DROP INDEX listings_latest`,
+  `CREATE INDEX listings_latest ON listings (discovered_at DESC, id) INCLUDE (${FILTERED_COLUMNS}) WHERE status = 'active'`,
+  `DROP INDEX listings_open`,
+  `DROP INDEX listings_featured`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
   "0002_row_version_and_auth_notify": rowVersionAndAuthNotify,
   "0003_reshape_invented_names": reshapeNames,
   "0004_idempotency_keys": idempotencyKeys,
-  "0005_since_horizon": sinceHorizon
+  "0005_since_horizon": sinceHorizon,
+  "0010_read_indexes": readIndexes
 }
 
 const run = Migrator.make({})

@@ -1,9 +1,11 @@
 import { type Ids, ListingStore } from "@dropshelf/core"
+import { runningAt } from "./SqlHoldStore.ts"
+import { toDate } from "./Rows.ts"
 import { Effect, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ListingCache from "./ListingCache.ts"
 import * as ListingQuery from "./ListingQuery.ts"
-import { answersFor, COLUMNS, toRecord } from "./ListingRows.ts"
+import { answersFor, COLUMNS, JOINED_HOLD_COLUMNS, layoutOf, LISTING_COLUMNS, readerAnswers, toRecord } from "./ListingRows.ts"
 import * as ListingWrites from "./ListingWrites.ts"
 import * as PageReads from "./PageReads.ts"
 import * as SharedReads from "./SharedReads.ts"
@@ -43,6 +45,54 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     Effect.map(findOne(batch[0]!), (found) => batch.map(() => found)))
 
   const find = (id: Ids.ListingId) => SharedReads.unlessInTransaction(sql, sharedFinds.read(id, id), findOne(id))
+
+  /**
+   * A single read: the row, its running hold and the readers' reveals in one statement on the
+   * primary key, as a page's rows are read with their reader (ListingQuery.withReader) but with
+   * none of a page's conditions, order or cursor.
+   */
+  const findWithReaders = (id: Ids.ListingId, at: number, revealers: ReadonlyArray<string>) =>
+    sql`SELECT l.*, ${
+      revealers.length === 0
+        ? sql.literal("'{}'::text[]")
+        : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${revealers}::text[]))`
+    }, ${sql.literal(JOINED_HOLD_COLUMNS)}
+      FROM (SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}) AS l
+      LEFT JOIN LATERAL (SELECT * FROM holds WHERE listing_id = l.id AND ${runningAt(sql, toDate(at))}
+        ORDER BY held_at DESC LIMIT 1) AS h ON true`.values.pipe(
+      Effect.map((rows) => {
+        const row = rows[0]
+        if (row === undefined) return undefined
+        return { listing: cache.intern(toRecord(row)), answers: readerAnswers(rows, layoutOf(false, LISTING_COLUMNS.length)) }
+      }),
+      Effect.orDie
+    )
+
+  type ReaderFindRequest = { readonly id: Ids.ListingId; readonly reader: ListingStore.PageReader }
+  const revealersIn = (batch: ReadonlyArray<ReaderFindRequest>) =>
+    [...new Set(batch.flatMap(({ reader }) => reader.revealsOf === undefined ? [] : [reader.revealsOf]))]
+
+  /** Concurrent single reads of one listing share the statement, at the latest clock of the batch (SharedReads). */
+  const sharedReaderFinds = SharedReads.make(scope, (batch: ReadonlyArray<ReaderFindRequest>) =>
+    Effect.map(
+      findWithReaders(batch[0]!.id, SharedReads.latest(batch, ({ reader }) => reader.at).reader.at, revealersIn(batch)),
+      (found) => batch.map(() => found)
+    ))
+
+  const findForReader = (id: Ids.ListingId, reader: ListingStore.PageReader): Effect.Effect<ListingStore.ReaderFind | undefined> =>
+    SharedReads.unlessInTransaction(
+      sql,
+      sharedReaderFinds.read(id, { id, reader }),
+      findWithReaders(id, reader.at, revealersIn([{ id, reader }]))
+    ).pipe(Effect.map((found) => {
+      if (found === undefined) return undefined
+      const { running, revealedBy } = found.answers
+      return {
+        listing: found.listing,
+        running: running.get(id),
+        revealed: reader.revealsOf !== undefined && (revealedBy.get(reader.revealsOf)?.has(id) ?? false)
+      }
+    }))
 
   // The span captures no stack trace: capturing one was a measurable cost per page.
   const page = (request: ListingStore.PageRequest): Effect.Effect<ListingStore.PageResult> =>
@@ -94,6 +144,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   return ListingStore.ListingStore.of({
     page,
     find,
+    findForReader,
     unknownCodes,
     knownCodes,
     syncedAt: since.syncedAt,
