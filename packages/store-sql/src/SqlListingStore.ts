@@ -47,50 +47,57 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   const find = (id: Ids.ListingId) => SharedReads.unlessInTransaction(sql, sharedFinds.read(id, id), findOne(id))
 
   /**
-   * A single read: the row, its running hold and the readers' reveals in one statement on the
+   * Single reads: the rows, their running holds and the readers' reveals in one statement on the
    * primary key, as a page's rows are read with their reader (ListingQuery.withReader) but with
    * none of a page's conditions, order or cursor.
    */
-  const findWithReaders = (id: Ids.ListingId, at: number, revealers: ReadonlyArray<string>) =>
+  const findWithReaders = (ids: ReadonlyArray<Ids.ListingId>, at: number, revealers: ReadonlyArray<string>) =>
     sql`SELECT l.*, ${
       revealers.length === 0
         ? sql.literal("'{}'::text[]")
         : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${revealers}::text[]))`
     }, ${sql.literal(JOINED_HOLD_COLUMNS)}
-      FROM (SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}) AS l
+      FROM (SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${[...new Set(ids)]}::text[])) AS l
       LEFT JOIN LATERAL (SELECT * FROM holds WHERE listing_id = l.id AND ${runningAt(sql, toDate(at))}
         ORDER BY held_at DESC LIMIT 1) AS h ON true`.values.pipe(
-      Effect.map((rows) => {
-        const row = rows[0]
-        if (row === undefined) return undefined
-        return { listing: cache.intern(toRecord(row)), answers: readerAnswers(rows, layoutOf(false, LISTING_COLUMNS.length)) }
-      }),
+      Effect.map((rows) => ({
+        listings: new Map(rows.map((row) => [row[0] as string, cache.intern(toRecord(row))])),
+        answers: readerAnswers(rows, layoutOf(false, LISTING_COLUMNS.length))
+      })),
       Effect.orDie
     )
 
   type ReaderFindRequest = { readonly id: Ids.ListingId; readonly reader: ListingStore.PageReader }
   const revealersIn = (batch: ReadonlyArray<ReaderFindRequest>) =>
     [...new Set(batch.flatMap(({ reader }) => reader.revealsOf === undefined ? [] : [reader.revealsOf]))]
-
-  /** Concurrent single reads of one listing share the statement, at the latest clock of the batch (SharedReads). */
-  const sharedReaderFinds = SharedReads.make(scope, (batch: ReadonlyArray<ReaderFindRequest>) =>
+  const readBatch = (batch: ReadonlyArray<ReaderFindRequest>) =>
     Effect.map(
-      findWithReaders(batch[0]!.id, SharedReads.latest(batch, ({ reader }) => reader.at).reader.at, revealersIn(batch)),
+      findWithReaders(batch.map(({ id }) => id), SharedReads.latest(batch, ({ reader }) => reader.at).reader.at, revealersIn(batch)),
       (found) => batch.map(() => found)
-    ))
+    )
+
+  /*
+   * Single reads of any listings that arrive while one is being read share the next statement
+   * (SharedReads, at the latest clock of the batch): under load, one round trip answers the
+   * reads of many connections. Ids are spread over a few lanes, so that one slow statement
+   * does not hold every read back.
+   */
+  const READ_LANES = 4
+  const sharedReaderFinds = SharedReads.make(scope, readBatch)
+  const laneOf = (id: string) => String(id.charCodeAt(id.length - 1) % READ_LANES)
 
   const findForReader = (id: Ids.ListingId, reader: ListingStore.PageReader): Effect.Effect<ListingStore.ReaderFind | undefined> =>
     SharedReads.unlessInTransaction(
       sql,
-      sharedReaderFinds.read(id, { id, reader }),
-      findWithReaders(id, reader.at, revealersIn([{ id, reader }]))
-    ).pipe(Effect.map((found) => {
-      if (found === undefined) return undefined
-      const { running, revealedBy } = found.answers
+      sharedReaderFinds.read(laneOf(id), { id, reader }),
+      Effect.map(readBatch([{ id, reader }]), (found) => found[0]!)
+    ).pipe(Effect.map(({ answers, listings }) => {
+      const listing = listings.get(id)
+      if (listing === undefined) return undefined
       return {
-        listing: found.listing,
-        running: running.get(id),
-        revealed: reader.revealsOf !== undefined && (revealedBy.get(reader.revealsOf)?.has(id) ?? false)
+        listing,
+        running: answers.running.get(id),
+        revealed: reader.revealsOf !== undefined && (answers.revealedBy.get(reader.revealsOf)?.has(id) ?? false)
       }
     }))
 

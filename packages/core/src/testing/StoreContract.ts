@@ -429,6 +429,11 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
             }
           }
         }
+        // Read all at once, as concurrent requests do (a store may answer them together): each gets its own answer.
+        const asked = [...ids, "ONE00009" as ListingId].flatMap((id) => ["reader", "someone", undefined].map((revealsOf) => ({ id, revealsOf })))
+        const alone = yield* Effect.forEach(asked, ({ id, revealsOf }) => store.findForReader(id, { at: T0 + 2, revealsOf }))
+        const together = yield* Effect.forEach(asked, ({ id, revealsOf }) => store.findForReader(id, { at: T0 + 2, revealsOf }), { concurrency: "unbounded" })
+        assert.deepStrictEqual(together, alone)
         // Spot checks of what the comparison relies on.
         assert.isDefined((yield* store.findForReader(ids[0]!, { at: T0 + 2, revealsOf: "reader" }))!.running)
         assert.isTrue((yield* store.findForReader(ids[2]!, { at: T0 + 2, revealsOf: "reader" }))!.revealed)
