@@ -9,6 +9,9 @@
  * bench` (bench/mixed.ts: filter sets through three pages, single reads between), `reads` single
  * reads of 3 000 listings spread over the directory, each asked in turn.
  *
+ * Transactions a request: those the bench database committed (pg_stat_database, which counts
+ * each statement outside a transaction as one), a count of round trips a request costs.
+ *
  * PostgreSQL's CPU is that of the postmaster's helpers and of the backends connected to the
  * bench database, so that other databases' work on a shared machine does not count.
  *
@@ -34,6 +37,9 @@ const postgresPids = () =>
   psql(`SELECT pid FROM pg_stat_activity WHERE datname = '${DATABASE}' OR datname IS NULL`).split("\n").filter((pid) => pid.length > 0)
 const postgresTicks = (pids: ReadonlyArray<string>) => pids.reduce((total, pid) => total + ticksOf(pid), 0)
 
+/** Transactions committed in the bench database: a statement outside a transaction is one. */
+const commits = () => Number(psql(`SELECT xact_commit FROM pg_stat_database WHERE datname = '${DATABASE}'`))
+
 const walksFor = (path: string): ReadonlyArray<Walk> | undefined => {
   if (path === "mixed") return mixedWalks(idsAcross(DATABASE, MIXED_IDS))
   if (path === "reads") return idsAcross(DATABASE, MIXED_IDS).map((id) => ({ path: `/api/v1/domains/${id}`, pages: 1 }))
@@ -44,8 +50,8 @@ const key = keyFor(DATABASE, PLAN)
 const server = await startServer(DATABASE, PORT, { from: FROM })
 console.log(`server: ${process.env.BENCH_BUNDLE ?? (FROM === "bundle" ? "the bundle of npm run build" : "the TypeScript sources")}, database ${DATABASE}`)
 
-console.log(`| path | server CPU µs/request | PostgreSQL CPU µs/request | req/s |`)
-console.log(`| --- | ---: | ---: | ---: |`)
+console.log(`| path | server CPU µs/request | PostgreSQL CPU µs/request | transactions/request | req/s |`)
+console.log(`| --- | ---: | ---: | ---: | ---: |`)
 for (const path of paths) {
   const walks = walksFor(path)
   const run = (amount: number) =>
@@ -56,11 +62,14 @@ for (const path of paths) {
   const pids = postgresPids()
   const serverBefore = ticksOf(server.pid!)
   const postgresBefore = postgresTicks(pids)
+  const commitsBefore = commits()
   const started = performance.now()
   const result = run(REQUESTS)
   const seconds = (performance.now() - started) / 1000
   const perRequest = (ticks: number) => ((ticks * 10_000) / result.total).toFixed(0)
   if (result.non2xx + result.errors > 0) console.log(`${path}: ${result.non2xx + result.errors} answers not 2xx`)
-  console.log(`| ${path} | ${perRequest(ticksOf(server.pid!) - serverBefore)} | ${perRequest(postgresTicks(pids) - postgresBefore)} | ${(result.total / seconds).toFixed(0)} |`)
+  console.log(`| ${path} | ${perRequest(ticksOf(server.pid!) - serverBefore)} | ${perRequest(postgresTicks(pids) - postgresBefore)} | ${
+    ((commits() - commitsBefore) / result.total).toFixed(2)
+  } | ${(result.total / seconds).toFixed(0)} |`)
 }
 await stop(server)

@@ -118,7 +118,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     }).pipe(Effect.withSpan("SqlListingStore.page", undefined, { captureStackTrace: false }))
 
   /** One index probe per code (listings_category, listings_source), not a DISTINCT over every matching row. */
-  const unknownCodes = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) => {
+  const unknownCodesNow = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) => {
     const column = sql.literal(CODE_COLUMNS[field])
     return codes.length === 0 ? Effect.succeed([]) : sql<{ code: string }>`SELECT code FROM unnest(${[...codes]}::text[]) AS code
       WHERE NOT EXISTS (SELECT 1 FROM listings WHERE ${column} = code AND status = 'active')`.pipe(
@@ -129,6 +129,18 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       Effect.orDie
     )
   }
+
+  /** Every filtered page asks it; concurrent checks of the same codes share a statement, as page reads do. */
+  const sharedCodeChecks = SharedReads.make(scope, (batch: ReadonlyArray<readonly [ListingStore.CodeField, ReadonlyArray<string>]>) =>
+    Effect.map(unknownCodesNow(batch[0]![0], batch[0]![1]), (unknown) => batch.map(() => unknown)))
+  const unknownCodes = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) =>
+    codes.length === 0
+      ? Effect.succeed<ReadonlyArray<string>>([])
+      : SharedReads.unlessInTransaction(
+        sql,
+        sharedCodeChecks.read(JSON.stringify([field, codes]), [field, codes] as const),
+        unknownCodesNow(field, codes)
+      )
 
   /**
    * A skip scan of the same index: each step is one probe for the next code after the last,
