@@ -2,15 +2,28 @@
  * CPU per request, which moves far less with the machine's load than req/s: `node bench/cost.ts
  * <path> [<path> …]` starts the server on the million-row database (as `npm run bench` leaves
  * it), sends BENCH_REQUESTS requests per path from 50 connections of a separate load process, and
- * prints, per path, the CPU time the server process and all PostgreSQL processes spent per
- * request (from /proc), with the req/s of the run for reference.
+ * prints, per path, the CPU time the server process and PostgreSQL spent per request (from
+ * /proc), with the req/s of the run for reference.
+ *
+ * Two paths name workloads rather than one path: `mixed` is the mixed list workload of `npm run
+ * bench` (bench/mixed.ts: filter sets through three pages, single reads between), `reads` single
+ * reads of 3 000 listings spread over the directory, each asked in turn.
+ *
+ * Transactions a request: those the bench database committed (pg_stat_database, which counts
+ * each statement outside a transaction as one), a count of round trips a request costs.
+ *
+ * PostgreSQL's CPU is that of the postmaster's helpers and of the backends connected to the
+ * bench database, so that other databases' work on a shared machine does not count.
  *
  * Environment: DATABASE_URL (the server, as for `npm run bench`), BENCH_REQUESTS (20000),
  * BENCH_DATABASE (dropshelf_bench_1000000), BENCH_PLAN (business), BENCH_FROM (`bundle`, the
- * build a deployment runs, or `sources`).
+ * build a deployment runs, or `sources`), BENCH_BUNDLE (bench/server.ts).
  */
-import { postgresPids, ticksOf } from "./proc.ts"
-import { keyFor, load, startServer, stop } from "./server.ts"
+import type { Walk } from "./load.ts"
+import { idsAcross, MIXED_IDS, mixedWalks } from "./mixed.ts"
+import { psql } from "./postgres.ts"
+import { ticksOf } from "./proc.ts"
+import { keyFor, load, loadWalks, startServer, stop } from "./server.ts"
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000)
 const DATABASE = process.env.BENCH_DATABASE ?? "dropshelf_bench_1000000"
@@ -19,22 +32,44 @@ const FROM = process.env.BENCH_FROM === "sources" ? "sources" : "bundle"
 const PORT = 18_099
 const paths = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ["/api/v1/domains"]
 
-const postgresTicks = () => postgresPids().reduce((total, pid) => total + ticksOf(pid), 0)
+/** The bench database's backends and the postmaster's own processes (no database): the work its statements cost. */
+const postgresPids = () =>
+  psql(`SELECT pid FROM pg_stat_activity WHERE datname = '${DATABASE}' OR datname IS NULL`).split("\n").filter((pid) => pid.length > 0)
+const postgresTicks = (pids: ReadonlyArray<string>) => pids.reduce((total, pid) => total + ticksOf(pid), 0)
+
+/** Transactions committed in the bench database: a statement outside a transaction is one. */
+const commits = () => Number(psql(`SELECT xact_commit FROM pg_stat_database WHERE datname = '${DATABASE}'`))
+
+const walksFor = (path: string): ReadonlyArray<Walk> | undefined => {
+  if (path === "mixed") return mixedWalks(idsAcross(DATABASE, MIXED_IDS))
+  if (path === "reads") return idsAcross(DATABASE, MIXED_IDS).map((id) => ({ path: `/api/v1/domains/${id}`, pages: 1 }))
+  return undefined
+}
 
 const key = keyFor(DATABASE, PLAN)
 const server = await startServer(DATABASE, PORT, { from: FROM })
-console.log(`server: ${FROM === "bundle" ? "the bundle of npm run build" : "the TypeScript sources"}`)
+console.log(`server: ${process.env.BENCH_BUNDLE ?? (FROM === "bundle" ? "the bundle of npm run build" : "the TypeScript sources")}, database ${DATABASE}`)
 
-console.log(`| path | server CPU µs/request | PostgreSQL CPU µs/request | req/s |`)
-console.log(`| --- | ---: | ---: | ---: |`)
+console.log(`| path | server CPU µs/request | PostgreSQL CPU µs/request | transactions/request | req/s |`)
+console.log(`| --- | ---: | ---: | ---: | ---: |`)
 for (const path of paths) {
-  load(PORT, key, [{ path }], { connections: 50, amount: 2_000 })
+  const walks = walksFor(path)
+  const run = (amount: number) =>
+    walks === undefined
+      ? load(PORT, key, [{ path }], { connections: 50, amount })
+      : loadWalks(PORT, key, walks, { connections: 50, amount })
+  run(2_000)
+  const pids = postgresPids()
   const serverBefore = ticksOf(server.pid!)
-  const postgresBefore = postgresTicks()
+  const postgresBefore = postgresTicks(pids)
+  const commitsBefore = commits()
   const started = performance.now()
-  const run = load(PORT, key, [{ path }], { connections: 50, amount: REQUESTS })
+  const result = run(REQUESTS)
   const seconds = (performance.now() - started) / 1000
-  const perRequest = (ticks: number) => ((ticks * 10_000) / run.total).toFixed(0)
-  console.log(`| ${path} | ${perRequest(ticksOf(server.pid!) - serverBefore)} | ${perRequest(postgresTicks() - postgresBefore)} | ${(run.total / seconds).toFixed(0)} |`)
+  const perRequest = (ticks: number) => ((ticks * 10_000) / result.total).toFixed(0)
+  if (result.non2xx + result.errors > 0) console.log(`${path}: ${result.non2xx + result.errors} answers not 2xx`)
+  console.log(`| ${path} | ${perRequest(ticksOf(server.pid!) - serverBefore)} | ${perRequest(postgresTicks(pids) - postgresBefore)} | ${
+    ((commits() - commitsBefore) / result.total).toFixed(2)
+  } | ${(result.total / seconds).toFixed(0)} |`)
 }
 await stop(server)

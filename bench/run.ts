@@ -27,14 +27,15 @@
  * alone seeds BENCH_SMALL);
  * the ceiling always runs. To try the mixed workload quickly on a small directory:
  * `BENCH_ONLY=mixed BENCH_LISTINGS=20000 BENCH_DURATION=5 BENCH_WARMUP=2 npm run bench`.
- * BENCH_NODE_ARGS and BENCH_BUNDLE: bench/server.ts.
+ * BENCH_DATABASE names the large directory's database (default `dropshelf_bench_<BENCH_LISTINGS>`),
+ * to measure a schema of its own beside a kept one. BENCH_NODE_ARGS and BENCH_BUNDLE: bench/server.ts.
  */
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { seedLines } from "../apps/cli/src/Seed.ts"
 import { psql, seconds, serverUrl } from "./postgres.ts"
-import type { Walk } from "./load.ts"
+import { idsAcross, MIXED_FILTERS, MIXED_IDS, mixedWalks } from "./mixed.ts"
 import { pullSnapshot, type SnapshotPull, stalledSnapshot } from "./snapshot.ts"
 import { BENCH_SINCE_HORIZON_DAYS, dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startOtlpSink, startServer, stop } from "./server.ts"
 
@@ -52,8 +53,7 @@ const runs = (part: (typeof PARTS)[number]) => ONLY === undefined || ONLY.includ
 const work = mkdtempSync(join(tmpdir(), "dropshelf-bench-"))
 
 /** A database holding exactly `count` seeded listings, made once and reused by later runs. */
-const ensureDirectory = (count: number) => {
-  const name = `dropshelf_bench_${count}`
+const ensureDirectory = (count: number, name = `dropshelf_bench_${count}`) => {
   const exists = psql(`SELECT 1 FROM pg_database WHERE datname = '${name}'`) === "1"
   if (exists) {
     const rows = Number(psql("SELECT count(*) FROM listings", name) || "0")
@@ -161,57 +161,11 @@ const row = (mix: string, result: LoadResult, rss: number, ceiling?: number) =>
     String(result.non2xx + result.errors)
   ])
 
-/**
- * The mixed workload's filter sets: every filter a client sends, alone and combined, both orders
- * and the page sizes from 10 to 250 (category codes are the seed's, apps/cli/src/Seed.ts). Each
- * matches enough of a 20 000-listing directory for its three pages, so the mix can be tried small.
- */
-const MIXED_FILTERS = [
-  "tld=com",
-  "tld=co.uk&limit=100",
-  "category=tech,finance",
-  "category=food,travel,health&limit=10",
-  "spam=moderate",
-  "priceRange=250-999&limit=100",
-  "priceRange=2500-plus&sort=latest",
-  "tier=open&limit=250",
-  "rsMin=80",
-  "featured=true",
-  "featured=false&limit=250",
-  "sort=latest&limit=100",
-  "q=coffee",
-  "rd=50-99,100-249",
-  "limit=10",
-  "tld=io&category=gaming,media&sort=latest",
-  "tier=open&spam=low&priceRange=100-249",
-  "q=garden&sort=latest&limit=10",
-  "category=education&rsMin=40&featured=false&limit=10",
-  "tld=net&spam=low&rd=10-24,25-49,50-99&sort=latest",
-  "sort=latest&limit=250",
-  "priceRange=under-100&tier=open&rsMin=20"
-] as const
-/** Listings read one by one in the mixed workload, three after each filter set's pages. */
-const MIXED_IDS = 3000
-
-/** Ids of active listings spread over the whole directory: ordered by a hash, so the same ones every run. */
-const idsAcross = (database: string, count: number) =>
-  psql(`SELECT id FROM listings WHERE status = 'active' ORDER BY md5(id) LIMIT ${count}`, database).split("\n")
-
-/** One cycle of the mixed workload: a filter set through three pages, then three single reads, until every id is read. */
-const mixedWalks = (ids: ReadonlyArray<string>): Array<Walk> => {
-  const walks: Array<Walk> = []
-  for (let i = 0; i * 3 < ids.length; i++) {
-    walks.push({ path: `/api/v1/domains?${MIXED_FILTERS[i % MIXED_FILTERS.length]}`, pages: 3 })
-    for (const id of ids.slice(i * 3, i * 3 + 3)) walks.push({ path: `/api/v1/domains/${id}`, pages: 1 })
-  }
-  return walks
-}
-
 const main = async () => {
   console.log(`bench: ${LARGE} and ${SMALL} listings on ${new URL(serverUrl).host}; ${CONNECTIONS} connections, ${DURATION}s per mix`)
   console.log("bench: the rate limiter counts every request but refuses none (DROPSHELF_RATE_LIMIT=count-only)")
   if (ONLY !== undefined) console.log(`bench: only ${ONLY.join(", ")} (BENCH_ONLY), and the ceiling`)
-  const large = ensureDirectory(LARGE)
+  const large = ensureDirectory(LARGE, process.env.BENCH_DATABASE)
   const small = runs("scale") ? ensureDirectory(SMALL) : undefined
   const importRate = runs("import") ? await measureImport() : undefined
 

@@ -413,11 +413,13 @@ export class Directory extends Context.Service<Directory, {
 
       const getRecord = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
-        const listing = yield* findVisible(caller, id, now)
-        const running = yield* holdStore.runningOn([listing.id], now)
-        const revealed = caller.plan.revealsPerMonth === null || listing.tier === "open"
-          ? new Set<string>()
-          : yield* reveals.revealedAmong(caller.accountId, [listing.id])
+        if (!isListingId(id)) return yield* new ListingNotFound({ listingId: id })
+        // One look-up for the row, its running hold and the caller's reveal: no page machinery.
+        const found = yield* listings.findForReader(id, { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId })
+        if (found === undefined || !isVisible(caller, found.listing, now)) return yield* new ListingNotFound({ listingId: id })
+        const { listing } = found
+        const running = new Map(found.running === undefined ? [] : [[listing.id, found.running]])
+        const revealed = new Set(found.revealed && listing.tier !== "open" ? [listing.id] : [])
         const [row] = readerRowsFor(caller, [listing], running, revealed)
         return row as ReaderRow & { readonly _tag: "Listing" }
       }, useCase("Directory.getRecord"))

@@ -145,6 +145,16 @@ const makeListingStore = (state: ReaderState, rows: Map<string, ListingRecord>) 
     page,
     snapshot,
     find: (id) => Effect.sync(() => rows.get(id)),
+    findForReader: (id, reader) =>
+      Effect.sync(() => {
+        const listing = rows.get(id)
+        if (listing === undefined) return undefined
+        return {
+          listing,
+          running: state.runningOn([id], reader.at).get(id),
+          revealed: reader.revealsOf !== undefined && state.revealedAmong(reader.revealsOf, [id]).has(id)
+        }
+      }),
     unknownCodes: (field, codes) =>
       Effect.sync(() => {
         const known = codesOf(field)

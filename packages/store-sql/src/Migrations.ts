@@ -337,6 +337,28 @@ const keyExpiry = statements(
   `CREATE INDEX api_keys_by_account ON api_keys (account_id, created_at)`
 )
 
+/*
+ * 0010: list pages filter inside an index, not the table (docs/decisions/0509-read-paths.md). A
+ * page's first statement reads only (id, updated_at, discovered_at) of its rows; with every
+ * filtered column carried in the index of its order, Postgres tests each candidate in the index
+ * (an index-only scan) instead of fetching a ~450-byte row from the heap for each one it then
+ * throws away. The id order carries the search text too, so a common `q` term walks the index.
+ * The partial indexes of open and featured rows, and those of price and score, are subsumed:
+ * the covering index tests each (measured, no plan of any price or score filter used them any
+ * more), and every index dropped is one less to keep up on each imported row.
+ */
+const FILTERED_COLUMNS = `updated_at, tld, category, spam, tier, published_value_cents, referring_domains, directory_score,
+  featured_rank, age_years, citability_score, source, availability_checked_at`
+const readIndexes = statements(
+  `CREATE INDEX listings_active ON listings (id) INCLUDE (discovered_at, ${FILTERED_COLUMNS}, search_text) WHERE status = 'active'`,
+  `DROP INDEX listings_latest`,
+  `CREATE INDEX listings_latest ON listings (discovered_at DESC, id) INCLUDE (${FILTERED_COLUMNS}) WHERE status = 'active'`,
+  `DROP INDEX listings_open`,
+  `DROP INDEX listings_featured`,
+  `DROP INDEX listings_price`,
+  `DROP INDEX listings_score`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -345,7 +367,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0004_idempotency_keys": idempotencyKeys,
   "0005_since_horizon": sinceHorizon,
   "0006_watches": watches,
-  "0007_key_expiry": keyExpiry
+  "0007_key_expiry": keyExpiry,
+  "0010_read_indexes": readIndexes
 }
 
 const run = Migrator.make({})

@@ -4,12 +4,13 @@ import { SqlClient } from "effect/sql"
 import * as CopyLoader from "./CopyLoader.ts"
 import * as ListingCache from "./ListingCache.ts"
 import * as ListingQuery from "./ListingQuery.ts"
-import { answersFor, COLUMNS, layoutOf, readerAnswers, revealersOf, toRecord } from "./ListingRows.ts"
+import { answersFor, COLUMNS, JOINED_HOLD_COLUMNS, layoutOf, LISTING_COLUMNS, readerAnswers, revealersOf, toRecord } from "./ListingRows.ts"
 import * as ListingWrites from "./ListingWrites.ts"
 import * as PageReads from "./PageReads.ts"
 import { toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
 import * as SinceFeed from "./SinceFeed.ts"
+import { runningAt } from "./SqlHoldStore.ts"
 
 /*
  * Listings on Postgres, composed of: ListingQuery (a page request as SQL), ListingRows (columns
@@ -48,6 +49,61 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     Effect.map(findOne(batch[0]!), (found) => batch.map(() => found)))
 
   const find = (id: Ids.ListingId) => SharedReads.unlessInTransaction(sql, sharedFinds.read(id, id), findOne(id))
+
+  /**
+   * Single reads: the rows, their running holds and the readers' reveals in one statement on the
+   * primary key, as a page's rows are read with their reader (ListingQuery.withReader) but with
+   * none of a page's conditions, order or cursor.
+   */
+  const findWithReaders = (ids: ReadonlyArray<Ids.ListingId>, at: number, revealers: ReadonlyArray<string>) =>
+    sql`SELECT l.*, ${
+      revealers.length === 0
+        ? sql.literal("'{}'::text[]")
+        : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${revealers}::text[]))`
+    }, ${sql.literal(JOINED_HOLD_COLUMNS)}
+      FROM (SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${[...new Set(ids)]}::text[])) AS l
+      LEFT JOIN LATERAL (SELECT * FROM holds WHERE listing_id = l.id AND ${runningAt(sql, toDate(at))}
+        ORDER BY held_at DESC LIMIT 1) AS h ON true`.values.pipe(
+      Effect.map((rows) => ({
+        listings: new Map(rows.map((row) => [row[0] as string, cache.intern(toRecord(row))])),
+        answers: readerAnswers(rows, layoutOf(false, LISTING_COLUMNS.length))
+      })),
+      Effect.orDie
+    )
+
+  type ReaderFindRequest = { readonly id: Ids.ListingId; readonly reader: ListingStore.PageReader }
+  const revealersIn = (batch: ReadonlyArray<ReaderFindRequest>) =>
+    [...new Set(batch.flatMap(({ reader }) => reader.revealsOf === undefined ? [] : [reader.revealsOf]))]
+  const readBatch = (batch: ReadonlyArray<ReaderFindRequest>) =>
+    Effect.map(
+      findWithReaders(batch.map(({ id }) => id), SharedReads.latest(batch, ({ reader }) => reader.at).reader.at, revealersIn(batch)),
+      (found) => batch.map(() => found)
+    )
+
+  /*
+   * Single reads of any listings that arrive while one is being read share the next statement
+   * (SharedReads, at the latest clock of the batch): under load, one round trip answers the
+   * reads of many connections. Ids are spread over a few lanes, so that one slow statement
+   * does not hold every read back.
+   */
+  const READ_LANES = 4
+  const sharedReaderFinds = SharedReads.make(scope, readBatch)
+  const laneOf = (id: string) => String(id.charCodeAt(id.length - 1) % READ_LANES)
+
+  const findForReader = (id: Ids.ListingId, reader: ListingStore.PageReader): Effect.Effect<ListingStore.ReaderFind | undefined> =>
+    SharedReads.unlessInTransaction(
+      sql,
+      sharedReaderFinds.read(laneOf(id), { id, reader }),
+      Effect.map(readBatch([{ id, reader }]), (found) => found[0]!)
+    ).pipe(Effect.map(({ answers, listings }) => {
+      const listing = listings.get(id)
+      if (listing === undefined) return undefined
+      return {
+        listing,
+        running: answers.running.get(id),
+        revealed: reader.revealsOf !== undefined && (answers.revealedBy.get(reader.revealsOf)?.has(id) ?? false)
+      }
+    }))
 
   // The span captures no stack trace: capturing one was a measurable cost per page.
   const page = (request: ListingStore.PageRequest): Effect.Effect<ListingStore.PageResult> =>
@@ -90,7 +146,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     })).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.snapshot", undefined, { captureStackTrace: false }))
 
   /** One index probe per code (listings_category, listings_source), not a DISTINCT over every matching row. */
-  const unknownCodes = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) => {
+  const unknownCodesNow = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) => {
     const column = sql.literal(CODE_COLUMNS[field])
     return codes.length === 0 ? Effect.succeed([]) : sql<{ code: string }>`SELECT code FROM unnest(${[...codes]}::text[]) AS code
       WHERE NOT EXISTS (SELECT 1 FROM listings WHERE ${column} = code AND status = 'active')`.pipe(
@@ -101,6 +157,18 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       Effect.orDie
     )
   }
+
+  /** Every filtered page asks it; concurrent checks of the same codes share a statement, as page reads do. */
+  const sharedCodeChecks = SharedReads.make(scope, (batch: ReadonlyArray<readonly [ListingStore.CodeField, ReadonlyArray<string>]>) =>
+    Effect.map(unknownCodesNow(batch[0]![0], batch[0]![1]), (unknown) => batch.map(() => unknown)))
+  const unknownCodes = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) =>
+    codes.length === 0
+      ? Effect.succeed<ReadonlyArray<string>>([])
+      : SharedReads.unlessInTransaction(
+        sql,
+        sharedCodeChecks.read(JSON.stringify([field, codes]), [field, codes] as const),
+        unknownCodesNow(field, codes)
+      )
 
   /**
    * A skip scan of the same index: each step is one probe for the next code after the last,
@@ -124,6 +192,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     page,
     snapshot,
     find,
+    findForReader,
     unknownCodes,
     knownCodes,
     syncedAt: since.syncedAt,

@@ -72,6 +72,15 @@ export interface SnapshotChunk {
   readonly revealed: ReadonlySet<string>
 }
 
+/** One listing and what its reader needs of it, read together (`ListingStore.findForReader`). */
+export interface ReaderFind {
+  readonly listing: ListingRecord
+  /** Exactly `HoldStore.runningOn([listing.id], reader.at)`'s hold, if any. */
+  readonly running: HoldRecord | undefined
+  /** Exactly whether `RevealStore.revealedAmong(reader.revealsOf, [listing.id])` holds it; false when `revealsOf` is undefined. */
+  readonly revealed: boolean
+}
+
 /** A listing as written by an import: exact figures; `discoveredAt` applies only on insert. */
 export interface ListingInput extends Omit<ListingRecord, "updatedAt" | "status" | "discoveredAt"> {
   readonly status: Extract<ListingStatus, "active" | "draft" | "blocked">
@@ -91,6 +100,12 @@ export class ListingStore extends Context.Service<ListingStore, {
   readonly page: (request: PageRequest) => Effect.Effect<PageResult>
   /** Any row, whatever its status. */
   readonly find: (id: ListingId) => Effect.Effect<ListingRecord | undefined>
+  /**
+   * `find(id)` with its running hold and its reveal by `reader`, as a page answers them, in one
+   * look-up: what a single read needs. As with a page, the store may answer at a later
+   * `reader.at` than asked, never an earlier one.
+   */
+  readonly findForReader: (id: ListingId, reader: PageReader) => Effect.Effect<ReaderFind | undefined>
   /**
    * Of `codes`, in the order given, those no listing in the directory carries in `field` (active
    * listings; drafts and tombstones do not count).

@@ -419,6 +419,44 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
         assert.strictEqual(noCeiling.running.size, 2)
       })))
 
+    it.live("a single read says what find, the hold store and the reveal store say of its listing, in one look-up", () =>
+      run(Effect.gen(function*() {
+        const store = yield* ListingStore
+        const holds = yield* HoldStore
+        const reveals = yield* RevealStore
+        const ids = ["ONE00001", "ONE00002", "ONE00003", "ONE00004", "ONE00005"] as Array<ListingId>
+        yield* store.upsert(ids.map((id) => listingInput(id)))
+        yield* holds.acquire({ accountId: "holder", listingId: ids[0]!, plan: pro, now: T0 })
+        const ended = yield* holds.acquire({ accountId: "holder", listingId: ids[1]!, plan: pro, now: T0 })
+        yield* holds.end({ accountId: "holder", holdId: ended.hold.id, now: T0 + 1, outcome: "released" })
+        yield* reveals.record({ accountId: "reader", listingId: ids[2]!, at: T0, charge: undefined })
+        yield* reveals.record({ accountId: "someone", listingId: ids[0]!, at: T0, charge: undefined })
+        yield* store.delist([ids[3]!], "sold")
+        for (const id of [...ids, "ONE00009" as ListingId]) {
+          for (const revealsOf of ["reader", "someone", undefined]) {
+            for (const at of [T0 + 2, T0 + 400 * DAY]) {
+              const found = yield* store.findForReader(id, { at, revealsOf })
+              const listing = yield* store.find(id)
+              if (listing === undefined) {
+                assert.strictEqual(found, undefined)
+                continue
+              }
+              const revealed = revealsOf === undefined ? false : (yield* reveals.revealedAmong(revealsOf, [id])).has(id)
+              assert.deepStrictEqual(found, { listing, running: (yield* holds.runningOn([id], at)).get(id), revealed }, `${id} ${revealsOf} ${at}`)
+            }
+          }
+        }
+        // Read all at once, as concurrent requests do (a store may answer them together): each gets its own answer.
+        const asked = [...ids, "ONE00009" as ListingId].flatMap((id) => ["reader", "someone", undefined].map((revealsOf) => ({ id, revealsOf })))
+        const alone = yield* Effect.forEach(asked, ({ id, revealsOf }) => store.findForReader(id, { at: T0 + 2, revealsOf }))
+        const together = yield* Effect.forEach(asked, ({ id, revealsOf }) => store.findForReader(id, { at: T0 + 2, revealsOf }), { concurrency: "unbounded" })
+        assert.deepStrictEqual(together, alone)
+        // Spot checks of what the comparison relies on.
+        assert.isDefined((yield* store.findForReader(ids[0]!, { at: T0 + 2, revealsOf: "reader" }))!.running)
+        assert.isTrue((yield* store.findForReader(ids[2]!, { at: T0 + 2, revealsOf: "reader" }))!.revealed)
+        assert.isFalse((yield* store.findForReader(ids[2]!, { at: T0 + 2, revealsOf: "someone" }))!.revealed)
+      })))
+
     it.live("every page says whether its cursor's anchor exists, as find says, tombstones included", () =>
       run(Effect.gen(function*() {
         const store = yield* ListingStore
