@@ -71,7 +71,7 @@ describe("health and drain", () => {
       [{ DROPSHELF_SHUTDOWN_TIMEOUT_MS: "-1" }, /DROPSHELF_SHUTDOWN_TIMEOUT_MS/],
       [{ DROPSHELF_METRICS_PORT: "70000" }, /DROPSHELF_METRICS_PORT/],
       [{ DROPSHELF_WATCH_POLL_MS: "0" }, /DROPSHELF_WATCH_POLL_MS/],
-      [{ DROPSHELF_WATCH_LEASE_MS: "10000" }, /DROPSHELF_WATCH_LEASE_MS/],
+      [{ DROPSHELF_WATCH_LEASE_MS: "500" }, /DROPSHELF_WATCH_LEASE_MS/],
       [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, /OTEL_EXPORTER_OTLP_PROTOCOL/]
     ]
     const outcomes = await Promise.all(refusals.map(([bad]) => run(["serve"], { env: { ...env, ...bad } })))

@@ -114,13 +114,14 @@ const between = (name: string, minimum: number, maximum: number, fallback: numbe
 
 /**
  * The worker's settings from the environment (docs/operations.md). A lease shorter than one
- * attempt's deadline would let a second worker send the same event while the first still waits.
+ * attempt's deadline lets a second worker send an event the first still waits on: allowed (a
+ * receiver dedupes on webhook-id, and tests want a short one), but below a second is a mistake.
  */
 export const settingsFromEnv: Config.Config<Watches.WatchSettings> = Config.all({
   allowPrivate: allowPrivateFromEnv,
   pollMs: between("DROPSHELF_WATCH_POLL_MS", 10, 60_000, Watches.DEFAULT_SETTINGS.pollMs),
   batch: between("DROPSHELF_WATCH_BATCH", 1, 10_000, Watches.DEFAULT_SETTINGS.batch),
-  leaseMs: between("DROPSHELF_WATCH_LEASE_MS", 2 * Webhook.ATTEMPT_TIMEOUT_MS, 3_600_000, Watches.DEFAULT_SETTINGS.leaseMs),
+  leaseMs: between("DROPSHELF_WATCH_LEASE_MS", 1_000, 3_600_000, Watches.DEFAULT_SETTINGS.leaseMs),
   concurrency: between("DROPSHELF_WATCH_CONCURRENCY", 1, 256, Watches.DEFAULT_SETTINGS.concurrency)
 })
 
