@@ -3,8 +3,8 @@
  * DROPSHELF_AUTH_FAILURES_PER_MINUTE and DROPSHELF_TRUSTED_PROXIES, refused when out of range,
  * and with REDIS_URL one count per address shared by two instances.
  */
-import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { embeddedTarget, expectOneLineFailure, freePort, killStragglers, run, start, type Target } from "./support.ts"
+import { afterEach, describe, expect, it } from "vitest"
+import { embeddedTargets, expectOneLineFailure, freePort, killStragglers, run, start, type Target } from "./support.ts"
 
 const redisUrl = process.env.REDIS_URL?.trim() || undefined
 if (redisUrl === undefined) console.info("auth-settings: the two-instance test is skipped: it needs REDIS_URL")
@@ -25,17 +25,8 @@ const serve = async (target: Target, env: Record<string, string>) => {
 }
 
 describe("refused-key settings", () => {
-  const targets: Array<Target> = []
-  const target = () => {
-    const made = embeddedTarget()
-    targets.push(made)
-    return made
-  }
-
+  const target = embeddedTargets()
   afterEach(killStragglers)
-  afterAll(async () => {
-    for (const made of targets) await made.dispose()
-  })
 
   it("DROPSHELF_AUTH_FAILURES_PER_MINUTE and DROPSHELF_TRUSTED_PROXIES reach the server", async () => {
     const { me, server } = await serve(target(), {

@@ -4,23 +4,15 @@
  * arriving during the drain are still answered, and the process exits 0. Unusable configuration
  * is refused at start with one line and exit 2.
  */
-import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { embeddedTarget, expectOneLineFailure, freePort, killStragglers, run, start, type Target } from "./support.ts"
+import { afterEach, describe, expect, it } from "vitest"
+import { embeddedTargets, expectOneLineFailure, freePort, killStragglers, run, start } from "./support.ts"
 
 const redisUrl = process.env.REDIS_URL?.trim() || undefined
 if (redisUrl === undefined) console.info("health-drain: /readyz is checked without Redis: set REDIS_URL to check it with")
 
 describe("health and drain", () => {
-  const targets: Array<Target> = []
-  const target = () => {
-    const made = embeddedTarget()
-    targets.push(made)
-    return made
-  }
+  const target = embeddedTargets()
   afterEach(killStragglers)
-  afterAll(async () => {
-    for (const made of targets) await made.dispose()
-  })
 
   it("/readyz is 200 while serving, 503 draining at once on SIGTERM; requests during the drain are answered; exit 0", async () => {
     const port = await freePort()

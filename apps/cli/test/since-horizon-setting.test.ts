@@ -3,19 +3,15 @@
  * value out of range before opening anything, and a valid one is the horizon /me tells a
  * business key and the one a since past it is refused by.
  */
-import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { embeddedTarget, expectOneLineFailure, freePort, killStragglers, run, runJson, start, type Target } from "./support.ts"
+import { afterEach, describe, expect, it } from "vitest"
+import { embeddedTargets, expectOneLineFailure, freePort, killStragglers, run, runJson, start } from "./support.ts"
 
 describe("DROPSHELF_SINCE_HORIZON_DAYS", () => {
-  const targets: Array<Target> = []
+  const target = embeddedTargets()
   afterEach(killStragglers)
-  afterAll(async () => {
-    for (const made of targets) await made.dispose()
-  })
 
   it("is refused out of range at start, naming it", async () => {
-    const made = embeddedTarget()
-    targets.push(made)
+    const made = target()
     for (const value of ["0", "3651", "ten"]) {
       expectOneLineFailure(
         await run(["serve", "--port", "0"], { env: { ...made.env, DROPSHELF_SINCE_HORIZON_DAYS: value } }),
@@ -26,8 +22,7 @@ describe("DROPSHELF_SINCE_HORIZON_DAYS", () => {
   })
 
   it("reaches /me and the refusal of an older since", async () => {
-    const made = embeddedTarget()
-    targets.push(made)
+    const made = target()
     const port = await freePort()
     const env = { ...made.env, DROPSHELF_SINCE_HORIZON_DAYS: "7" }
     const server = start(["serve", "--port", String(port)], { env })

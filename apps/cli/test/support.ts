@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { afterAll } from "vitest"
 
 /*
  * The CLI as an operator's script sees it: a child process, its stdout, stderr and exit code,
@@ -47,6 +48,22 @@ export const embeddedTarget = (): Target => {
     embedded: true,
     env: { DROPSHELF_DATA_DIR: join(dir, "data") },
     dispose: async () => rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * For a describe block: a maker of fresh embedded targets, each disposed after the block.
+ * Call it in the block's body, where vitest registers the `afterAll`.
+ */
+export const embeddedTargets = (): (() => Target) => {
+  const made: Array<Target> = []
+  afterAll(async () => {
+    for (const target of made) await target.dispose()
+  })
+  return () => {
+    const target = embeddedTarget()
+    made.push(target)
+    return target
   }
 }
 

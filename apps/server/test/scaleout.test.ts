@@ -7,19 +7,12 @@
  * The three-instance test needs DATABASE_URL (a fresh database is created on that server and
  * dropped afterwards) and REDIS_URL; without them it is skipped, and its name says why.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { delimiter, dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { delimiter, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
-const node = join(repoRoot, "node_modules", ".bin", "node")
-const mainScript = join(repoRoot, "apps", "cli", "src", "main.ts")
+import { cli, freePort, freshDatabase, type Instance, serve } from "./processes.ts"
 
 const databaseUrl = process.env.DATABASE_URL?.trim() || undefined
 const redisUrl = process.env.REDIS_URL?.trim() || undefined
@@ -31,86 +24,10 @@ if (skipScaleOut !== undefined) {
   console.info(`scaleout: the three-instance test is skipped: it ${skipScaleOut}`)
 }
 
-/** The environment of a child: only what the test sets decides where it stores and counts. */
-const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
-  const base = { ...process.env }
-  for (const name of ["DATABASE_URL", "DROPSHELF_DATA_DIR", "PORT", "HOST", "REDIS_URL", "DROPSHELF_RDAP_URL"]) delete base[name]
-  return { ...base, ...env }
-}
-
-const cli = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<any> =>
-  new Promise((resolveRun, reject) => {
-    const child = spawn(node, [mainScript, ...args, "--json"], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    child.on("error", reject)
-    child.on("close", (code) =>
-      code === 0 ? resolveRun(JSON.parse(stdout)) : reject(new Error(`dropshelf ${args.join(" ")} exited ${code}: ${stderr}`)))
-  })
-
-const freePort = (): Promise<number> =>
-  new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolvePort(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
-interface Instance {
-  readonly base: string
-  readonly child: ChildProcess
-  readonly output: () => string
-  readonly stop: () => Promise<void>
-}
-
-/** `dropshelf serve --port <p>` as a child process, resolved once it says it is serving. */
-const serve = async (env: Record<string, string>): Promise<Instance> => {
-  const port = await freePort()
-  const child = spawn(node, [mainScript, "serve", "--port", String(port)], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
-  let output = ""
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
-  const exited = new Promise<void>((resolveExit) => child.on("close", () => resolveExit()))
-  const deadline = Date.now() + 60_000
-  while (!/dropshelf: serving .* on /.test(output)) {
-    if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}: ${output}`)
-    if (Date.now() > deadline) throw new Error(`serve did not start: ${output}`)
-    await new Promise((wake) => setTimeout(wake, 100))
-  }
-  return {
-    base: `http://127.0.0.1:${port}`,
-    child,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
-      await exited
-    }
-  }
-}
-
 /** Waits out the last `seconds` of a wall-clock minute, so a burst stays inside one window. */
 const awayFromMinuteEdge = async (seconds = 10) => {
   const second = new Date().getUTCSeconds()
   if (second >= 60 - seconds) await new Promise((wake) => setTimeout(wake, (61 - second) * 1000))
-}
-
-/** A fresh database on the server of `adminUrl`, and a way to drop it. */
-const freshDatabase = async (adminUrl: string) => {
-  const { StoreSql } = await import("@dropshelf/store-sql")
-  const onAdmin = (statement: string) =>
-    Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const context = yield* Layer.build(StoreSql.layerServerClient({ url: adminUrl }))
-      yield* Context.get(context, SqlClient.SqlClient).unsafe(statement)
-    })))
-  const name = `dropshelf_scaleout_${process.pid}_${Date.now().toString(36)}`
-  await onAdmin(`CREATE DATABASE ${name}`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return { url: url.toString(), drop: () => onAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
 }
 
 /** An account on `plan` with one key, made through the CLI as an operator would. */
@@ -127,7 +44,7 @@ describe.skipIf(skipScaleOut !== undefined)(
     const instances: Array<Instance> = []
 
     beforeAll(async () => {
-      database = await freshDatabase(databaseUrl!)
+      database = await freshDatabase(databaseUrl!, "scaleout")
       const env = { DATABASE_URL: database.url, REDIS_URL: redisUrl! }
       await cli(["migrate"], env)
       instances.push(...await Promise.all([serve(env), serve(env), serve(env)]))

@@ -4,36 +4,19 @@
  * killed with SIGKILL in the middle of a delivery delivers it after restarting (embedded
  * PGlite always; server Postgres too when DATABASE_URL is set).
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { join } from "node:path"
+import { Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { Webhook as StandardWebhook } from "standardwebhooks"
 import { RateLimiter } from "@dropshelf/core"
 import { type Adapter, account, addListings, call, listing, type Ports, type Running, start } from "./harness.ts"
+import { cli, freePort, freshDatabase, serve } from "./processes.ts"
 import { eventually, receiver } from "./receiver.ts"
 
 const databaseUrl = process.env.DATABASE_URL?.trim() || undefined
 if (databaseUrl === undefined) console.info("watch-delivery: the two-instance and server kill -9 tests are skipped: DATABASE_URL not set")
-
-const freshDatabase = async (adminUrl: string) => {
-  const { StoreSql } = await import("@dropshelf/store-sql")
-  const onAdmin = (statement: string) =>
-    Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const context = yield* Layer.build(StoreSql.layerServerClient({ url: adminUrl }))
-      yield* Context.get(context, SqlClient.SqlClient).unsafe(statement)
-    })))
-  const name = `dropshelf_watches_${process.pid}_${Date.now().toString(36)}`
-  await onAdmin(`CREATE DATABASE ${name}`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return { url: url.toString(), drop: () => onAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
-}
 
 /** The SQL stores on one named database, as every instance of a deployment opens it. */
 const sharedDatabase = async (url: string): Promise<Adapter> => {
@@ -59,7 +42,7 @@ describe.skipIf(databaseUrl === undefined)(
     }, 60_000)
 
     it("deliver each event once between them", async () => {
-      database = await freshDatabase(databaseUrl!)
+      database = await freshDatabase(databaseUrl!, "watches")
       const adapter = await sharedDatabase(database.url)
       // Small batches and a slow receiver, so both workers are busy at once.
       const settings = { batch: 3, pollMs: 20 }
@@ -92,62 +75,19 @@ describe.skipIf(databaseUrl === undefined)(
 // ---------------------------------------------------------------------------------------------
 // kill -9
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
-const node = join(repoRoot, "node_modules", ".bin", "node")
-const mainScript = join(repoRoot, "apps", "cli", "src", "main.ts")
-
-const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
-  const base = { ...process.env }
-  for (const name of ["DATABASE_URL", "DROPSHELF_DATA_DIR", "PORT", "HOST", "REDIS_URL", "DROPSHELF_RDAP_URL"]) delete base[name]
-  return {
-    ...base,
-    DROPSHELF_WEBHOOKS_ALLOW_PRIVATE: "true",
-    DROPSHELF_WATCH_POLL_MS: "100",
-    DROPSHELF_RDAP_URL: "http://127.0.0.1:9/",
-    ...env
-  }
-}
-
-const freePort = (): Promise<number> =>
-  new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolvePort(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
-const cli = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<any> =>
-  new Promise((resolveRun, reject) => {
-    const child = spawn(node, [mainScript, ...args, "--json"], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => (code === 0 ? resolveRun(JSON.parse(stdout)) : reject(new Error(`dropshelf ${args.join(" ")} exited ${code}: ${stderr}`))))
-  })
-
-const serve = async (env: Record<string, string>, port: number): Promise<{ child: ChildProcess; exited: Promise<void> }> => {
-  const child = spawn(node, [mainScript, "serve", "--port", String(port)], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
-  let output = ""
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
-  const exited = new Promise<void>((resolveExit) => child.on("close", () => resolveExit()))
-  const deadline = Date.now() + 60_000
-  while (!/dropshelf: serving .* on /.test(output)) {
-    if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}: ${output}`)
-    if (Date.now() > deadline) throw new Error(`serve did not start: ${output}`)
-    await new Promise((wake) => setTimeout(wake, 100))
-  }
-  return { child, exited }
-}
+/** What every process here runs with: webhooks to the local receiver, a short poll, no RDAP. */
+const deliveryEnv = (env: Record<string, string>): Record<string, string> => ({
+  DROPSHELF_WEBHOOKS_ALLOW_PRIVATE: "true",
+  DROPSHELF_WATCH_POLL_MS: "100",
+  DROPSHELF_RDAP_URL: "http://127.0.0.1:9/",
+  ...env
+})
 
 const killNine = (storage: string, env: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>, skip?: string) =>
   describe.skipIf(skip !== undefined)(`kill -9 during a delivery, on ${storage}${skip !== undefined ? ` (skipped: ${skip})` : ""}`, () => {
     it("delivers every pending event after the restart, with the same webhook-id", async () => {
-      const { cleanup, env: storageEnv } = await env()
+      const { cleanup, env: storage } = await env()
+      const storageEnv = deliveryEnv(storage)
       let hang = true
       const hook = await receiver(async () => {
         // The first request never gets an answer from this receiver: the server dies waiting.
@@ -190,10 +130,7 @@ const killNine = (storage: string, env: () => Promise<{ env: Record<string, stri
         expect(acknowledged).toEqual(receivedIds)
       } finally {
         hang = false
-        if (running !== undefined && running.child.exitCode === null && running.child.signalCode === null) {
-          running.child.kill("SIGTERM")
-          await running.exited
-        }
+        await running?.stop()
         await hook.close()
         await cleanup()
       }
@@ -210,8 +147,8 @@ killNine("embedded PGlite", async () => {
 killNine(
   "server PostgreSQL",
   async () => {
-    const database = await freshDatabase(databaseUrl!)
-    await cli(["migrate"], { DATABASE_URL: database.url })
+    const database = await freshDatabase(databaseUrl!, "watches")
+    await cli(["migrate"], deliveryEnv({ DATABASE_URL: database.url }))
     return { env: { DATABASE_URL: database.url, DROPSHELF_WATCH_LEASE_MS: "1000" }, cleanup: database.drop }
   },
   databaseUrl === undefined ? "DATABASE_URL not set" : undefined

@@ -3,6 +3,14 @@ import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import { Context, Duration, Effect, Exit, Layer, References, Schedule, Scope } from "effect"
 import { Redis } from "effect/persistence"
 
+/** Both scripts' start: `now` from Redis's own clock, and the start of its window of ARGV[1] ms. */
+const currentWindow = `
+local time = redis.call("TIME")
+local length = tonumber(ARGV[1])
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local window = now - (now % length)
+`
+
 /**
  * One atomic step per request: INCR on the key's counter for the current wall-clock window
  * (ARGV[1] ms, a minute for the per-key limit), with the time read from Redis's own clock so
@@ -11,12 +19,7 @@ import { Redis } from "effect/persistence"
  */
 export const hitScript = Redis.script((counterPrefix: string, windowMs: number) => [counterPrefix, windowMs], {
   numberOfKeys: 1,
-  lua: `
-local time = redis.call("TIME")
-local length = tonumber(ARGV[1])
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local window = now - (now % length)
-local key = KEYS[1] .. ":" .. window
+  lua: `${currentWindow}local key = KEYS[1] .. ":" .. window
 local count = redis.call("INCR", key)
 if count == 1 then
   redis.call("PEXPIRE", key, (window + length - now) + 5000)
@@ -28,12 +31,7 @@ return { count, window + length }
 /** The count of the key's current window without counting, and the end of the window: `hitScript` without the INCR. */
 export const peekScript = Redis.script((counterPrefix: string, windowMs: number) => [counterPrefix, windowMs], {
   numberOfKeys: 1,
-  lua: `
-local time = redis.call("TIME")
-local length = tonumber(ARGV[1])
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local window = now - (now % length)
-local count = tonumber(redis.call("GET", KEYS[1] .. ":" .. window) or "0")
+  lua: `${currentWindow}local count = tonumber(redis.call("GET", KEYS[1] .. ":" .. window) or "0")
 return { count, window + length }
 `
 }).withReturnType<[number, number]>()
