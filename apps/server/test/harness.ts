@@ -215,10 +215,12 @@ export const addListings = (server: Running, inputs: ReadonlyArray<ListingInput>
 
 /**
  * What in `exchanges` the served document `spec` does not describe: an undocumented operation or
- * status, a documented header missing (one documented as optional may be absent), a body off
- * its schema. Empty when every `/api/v1` answer conforms.
+ * status, a documented header missing (one documented as not always sent may be absent), an
+ * `Idempotent-Replayed` the answer does not document, a body where none is documented, a body
+ * off its schema. `problems` is empty when every `/api/v1` answer conforms; `checked` counts the
+ * answers checked against a documented status.
  */
-export const conformanceProblems = (spec: any, exchanges: ReadonlyArray<Exchange>): Array<string> => {
+export const conformance = (spec: any, exchanges: ReadonlyArray<Exchange>): { readonly problems: Array<string>; readonly checked: number } => {
   const ajv = new Ajv2020({ strict: false, allErrors: true })
   ajv.addSchema(spec, "openapi.json")
   const templates = Object.keys(spec.paths).map((template) => ({
@@ -227,6 +229,7 @@ export const conformanceProblems = (spec: any, exchanges: ReadonlyArray<Exchange
   }))
   const pointer = (...parts: Array<string>) => parts.map((part) => part.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")
   const problems: Array<string> = []
+  let checked = 0
   for (const exchange of exchanges) {
     const pathname = exchange.path.split("?")[0]!
     const method = exchange.method.toLowerCase()
@@ -244,8 +247,10 @@ export const conformanceProblems = (spec: any, exchanges: ReadonlyArray<Exchange
       problems.push(`${label}: status not documented`)
       continue
     }
-    for (const header of Object.keys(documented.headers ?? {})) {
-      if (spec.components.headers[header]?.required === false) continue
+    for (const [header, reference] of Object.entries<any>(documented.headers ?? {})) {
+      // A header documented as not always sent (Link on a page with a next one, Idempotent-Replayed on a replay).
+      const described = reference.$ref === undefined ? reference : spec.components.headers[reference.$ref.split("/").pop()]
+      if (described.required === false) continue
       if (exchange.headers.get(header) === null) problems.push(`${label}: header ${header} missing`)
     }
     for (const header of exchange.headers.keys()) {
@@ -253,11 +258,17 @@ export const conformanceProblems = (spec: any, exchanges: ReadonlyArray<Exchange
         problems.push(`${label}: header ${header} not documented`)
       }
     }
-    // A documented answer without content (204) has no body to check.
-    if (documented.content === undefined && exchange.body === undefined) continue
+    checked++
+    // A documented answer without content (204, 304) has no body.
+    if (documented.content === undefined) {
+      if (exchange.body !== undefined) problems.push(`${label}: a body where none is documented`)
+      continue
+    }
     const validate = ajv.getSchema(`openapi.json#/${pointer("paths", match.template, method, "responses", String(exchange.status), "content", "application/json", "schema")}`)
     if (validate === undefined) problems.push(`${label}: no schema`)
     else if (!validate(exchange.body)) problems.push(`${label}: ${ajv.errorsText(validate.errors)}`)
   }
-  return problems
+  return { problems, checked }
 }
+
+export const conformanceProblems = (spec: any, exchanges: ReadonlyArray<Exchange>): Array<string> => conformance(spec, exchanges).problems
