@@ -4,7 +4,7 @@ import type { SqlClient, SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import { JOINED_HOLD_COLUMNS, type Values } from "./ListingRows.ts"
 import { runningAt } from "./SqlHoldStore.ts"
-import { storable, toDate } from "./Rows.ts"
+import { opaqueInstant, storable, toDate } from "./Rows.ts"
 
 /*
  * A page request as SQL. Every filter of `ListingFilter.matchesFilters` is one condition over
@@ -99,13 +99,11 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
   }
 
   /*
-   * The clock-valued bounds go in as one-row subqueries, whose value the planner never sees, and
-   * the LIMIT as a literal: the page statement then gets one generic plan per connection instead
-   * of being planned anew at every execution, which cost more than running it
-   * (docs/performance.md). Filter values and `since` stay visible parameters: there the plan
-   * should follow the value.
+   * The clock-valued bounds go in opaque (Rows.ts) and the LIMIT as a literal, so that a page
+   * statement without filters gets one generic plan per connection. Filter values and `since`
+   * stay visible parameters: there the plan should follow the value.
    */
-  const opaque = (at: Time.Instant) => sql`(SELECT ${toDate(at)}::timestamptz)`
+  const opaque = (at: Time.Instant) => opaqueInstant(sql, at)
   const limitOf = (request: PageQuery) => {
     const rows = request.limit + 1
     if (!Number.isSafeInteger(rows) || rows < 2) throw new RangeError(`page limit must be a positive integer, got ${request.limit}`)

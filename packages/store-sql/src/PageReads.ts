@@ -16,7 +16,7 @@ import {
   toRecord,
   VERSION_COLUMNS
 } from "./ListingRows.ts"
-import { instant } from "./Rows.ts"
+import { instant, opaqueIds } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
 
 /*
@@ -107,7 +107,7 @@ export const make = (
       const answers = readerAnswers(versions.slice(0, request.limit), layout)
       const anchorExists = anchorExistsIn(anchored, versions, layout)
       if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers, anchorExists }
-      const fetched = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${missing}::text[])`.values
+      const fetched = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${opaqueIds(sql, missing)})`.values
       const byId = new Map(fetched.map((row) => [row[COLUMN.id] as string, toRecord(row)]))
       for (let index = 0; index < versions.length; index++) {
         if (records[index] !== undefined) continue

@@ -7,7 +7,7 @@ import * as ListingQuery from "./ListingQuery.ts"
 import { answersFor, COLUMNS, JOINED_HOLD_COLUMNS, layoutOf, LISTING_COLUMNS, readerAnswers, revealersOf, toRecord } from "./ListingRows.ts"
 import * as ListingWrites from "./ListingWrites.ts"
 import * as PageReads from "./PageReads.ts"
-import { toDate } from "./Rows.ts"
+import { opaqueIds, opaqueInstant, toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
 import * as SinceFeed from "./SinceFeed.ts"
 import { runningAt } from "./SqlHoldStore.ts"
@@ -59,10 +59,10 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     sql`SELECT l.*, ${
       revealers.length === 0
         ? sql.literal("'{}'::text[]")
-        : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${revealers}::text[]))`
+        : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${opaqueIds(sql, revealers)}))`
     }, ${sql.literal(JOINED_HOLD_COLUMNS)}
-      FROM (SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${[...new Set(ids)]}::text[])) AS l
-      LEFT JOIN LATERAL (SELECT * FROM holds WHERE listing_id = l.id AND ${runningAt(sql, toDate(at))}
+      FROM (SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${opaqueIds(sql, [...new Set(ids)])})) AS l
+      LEFT JOIN LATERAL (SELECT * FROM holds WHERE listing_id = l.id AND ${runningAt(sql, opaqueInstant(sql, at))}
         ORDER BY held_at DESC LIMIT 1) AS h ON true`.values.pipe(
       Effect.map((rows) => ({
         listings: new Map(rows.map((row) => [row[0] as string, cache.intern(toRecord(row))])),
