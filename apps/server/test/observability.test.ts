@@ -13,6 +13,7 @@ import { StoreMemory } from "@dropshelf/store-memory"
 import { Health, Server, Telemetry } from "@dropshelf/server"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
 import { account, addListings, call, listing, type Running, watchesLayer } from "./harness.ts"
+import { parsePrometheus, sum } from "./prometheus.ts"
 
 const pglite = adapters.find((adapter) => adapter.name === "sql-pglite")!
 
@@ -61,30 +62,6 @@ const attribute = (span: OtlpSpan, key: string) => {
   const value = span.attributes.find((found) => found.key === key)?.value
   return value === undefined ? undefined : Object.values(value)[0]
 }
-
-/** One Prometheus text exposition (format 0.0.4) read strictly: every line a comment or a sample. */
-const parsePrometheus = (text: string) => {
-  const samples = new Map<string, number>()
-  const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*\})? (-?[0-9.eE+-]+|\+Inf|-Inf|NaN)$/
-  const types = new Map<string, string>()
-  for (const line of text.split("\n")) {
-    if (line === "") continue
-    const typed = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line)
-    if (typed !== null) {
-      types.set(typed[1]!, typed[2]!)
-      continue
-    }
-    if (/^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*$/.test(line)) continue
-    const match = sample.exec(line)
-    if (match === null) throw new Error(`not Prometheus text: ${JSON.stringify(line)}`)
-    samples.set(`${match[1]}${match[2] ?? ""}`, Number(match[3]))
-  }
-  return { samples, types }
-}
-
-const sum = (samples: Map<string, number>, name: string, ...labels: Array<string>) =>
-  [...samples].filter(([series]) => (series === name || series.startsWith(`${name}{`)) && labels.every((label) => series.includes(label)))
-    .reduce((total, [, value]) => total + value, 0)
 
 describe.skipIf(pglite.skip !== undefined)("observability (sql-pglite)", () => {
   let server: Running
