@@ -6,7 +6,7 @@
  * PGlite, and on PostgreSQL (DATABASE_URL, else skipped) while requests wait behind a lock the
  * test holds.
  */
-import { Deferred, Effect, Layer, Logger, ManagedRuntime } from "effect"
+import { ConfigProvider, Deferred, Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -16,8 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AvailabilityCheck, Cursor, Directory, Operators, RateLimiter } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { PoolMetrics, StoreSql } from "@dropshelf/store-sql"
-import { Server } from "@dropshelf/server"
+import { Server, Telemetry } from "@dropshelf/server"
 import { account, call, type Running, watchesLayer } from "./harness.ts"
+import { receiver } from "./otlp.ts"
 import { cli, freePort, freshDatabase, type Instance, serve } from "./processes.ts"
 import { has, scrape, sum } from "./prometheus.ts"
 
@@ -128,20 +129,55 @@ describe("pool metrics: embedded PGlite, exported in this process", () => {
 
 describe("pool metrics: `dropshelf serve` on embedded PGlite", () => {
   let instance: Instance | undefined
+  let otlp: Awaited<ReturnType<typeof receiver>> | undefined
 
   afterAll(async () => {
     await instance?.stop()
+    await otlp?.close()
   })
 
-  it("with DROPSHELF_METRICS_PORT, /metrics shows the one connection by state, its max and the waiting requests", async () => {
+  it("with DROPSHELF_METRICS_PORT, /metrics shows the one connection by state, its max and the waiting requests; OTLP gets them too", async () => {
     const metricsPort = await freePort()
     const dataDir = freshDir()
-    instance = await serve({ DROPSHELF_DATA_DIR: dataDir, DROPSHELF_METRICS_PORT: String(metricsPort), DROPSHELF_WATCH_WORKER: "false" })
+    otlp = await receiver()
+    instance = await serve({
+      DROPSHELF_DATA_DIR: dataDir,
+      DROPSHELF_METRICS_PORT: String(metricsPort),
+      DROPSHELF_WATCH_WORKER: "false",
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_TRACES_EXPORTER: "none",
+      OTEL_METRIC_EXPORT_INTERVAL: "200"
+    })
     const figures = await scrapeUntil(metricsPort, (found) => found.used === 0)
     const pool = `db_client_connection_pool_name="${resolve(dataDir)}"`
     expect(has(figures.samples, COUNT, USED, pool) && has(figures.samples, COUNT, IDLE, pool)).toBe(true)
     expect(figures.types.get("db_client_connection_max")).toBe("gauge")
     expect({ used: figures.used, idle: figures.idle, max: figures.max, pending: figures.pending }).toEqual({ used: 0, idle: 1, max: 1, pending: 0 })
+
+    const names = ["db.client.connection.count", "db.client.connection.max", "db.client.connection.pending_requests"]
+    for (let attempt = 0; attempt < 100 && !names.every((name) => otlp!.metricNames().has(name)); attempt++) {
+      await new Promise((wake) => setTimeout(wake, 100))
+    }
+    for (const name of names) expect(otlp.metricNames()).toContain(name)
+  })
+})
+
+describe("pool metrics: exported only while something collects metrics", () => {
+  const otlpMetrics = (env: Record<string, string>) => Effect.runSync(Telemetry.otlpMetricsFromEnv.parse(ConfigProvider.fromEnv({ env })))
+
+  it("OTLP exports metrics with an endpoint, unless the SDK is off or the metrics exporter is not otlp", () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }
+    expect(otlpMetrics({})).toBe(false)
+    expect(otlpMetrics(endpoint)).toBe(true)
+    expect(otlpMetrics({ ...endpoint, OTEL_METRICS_EXPORTER: "none" })).toBe(false)
+    expect(otlpMetrics({ ...endpoint, OTEL_METRICS_EXPORTER: "console, otlp" })).toBe(true)
+    expect(otlpMetrics({ ...endpoint, OTEL_SDK_DISABLED: "true" })).toBe(false)
+    expect(otlpMetrics({ ...endpoint, OTEL_TRACES_EXPORTER: "none" })).toBe(true)
+    // A traces endpoint alone installs the exporter, but its metrics have nowhere to go.
+    expect(otlpMetrics({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces" })).toBe(false)
+    expect(otlpMetrics({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces", OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: "http://collector:4318/v1/metrics" })).toBe(true)
+    // A metrics endpoint alone installs nothing: dropshelf's exporter starts from the common or the traces endpoint.
+    expect(otlpMetrics({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: "http://collector:4318/v1/metrics" })).toBe(false)
   })
 })
 
