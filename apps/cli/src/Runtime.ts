@@ -1,5 +1,5 @@
 import { type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter } from "@dropshelf/core"
-import { StoreSql } from "@dropshelf/store-sql"
+import { PoolMetrics, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { setFlagsFromString } from "node:v8"
@@ -24,7 +24,7 @@ export { describeStorage } from "./Config.ts"
 export const storage = (
   config: DropshelfConfig,
   purpose: "command" | "server" = "command"
-): Layer.Layer<StoreSql.Services, StoreSql.StoreOpenError> =>
+): Layer.Layer<StoreSql.Services | PoolMetrics.PoolMetrics, StoreSql.StoreOpenError> =>
   config.databaseUrl !== undefined
     ? purpose === "server"
       ? StoreSql.layerServer({ url: config.databaseUrl })
@@ -150,6 +150,7 @@ export type ServerServices =
   | RateLimiter.RateLimiter
   | OperatorServices
   | StoreSql.Services
+  | PoolMetrics.PoolMetrics
 
 /**
  * Everything `serve` needs, migrations applied first. `availability` is the reveal's re-check

@@ -1,6 +1,6 @@
 import { Watches } from "@dropshelf/core"
 import { Health, RdapAvailability, Server, Telemetry, WebhookDelivery } from "@dropshelf/server"
-import { StoreSql } from "@dropshelf/store-sql"
+import { PoolMetrics, StoreSql } from "@dropshelf/store-sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
@@ -28,10 +28,13 @@ export const serve = <E = never>(
     const sinceHorizonDays = yield* Server.sinceHorizonDaysFromEnv
     const watchSettings = yield* WebhookDelivery.settingsFromEnv
     const watchWorker = yield* WebhookDelivery.workerFromEnv
+    const metricsCollected = settings.metricsPort !== undefined || (yield* Telemetry.otlpMetricsFromEnv)
     // Built first, released last: spans still open when the server stops are exported before the process ends.
     const telemetry = yield* Layer.build(Telemetry.layerOtlpFromEnv)
     return yield* Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      // Measured only while something collects it: a server pool is sampled with a statement every few seconds.
+      if (metricsCollected) yield* Layer.build(PoolMetrics.layerExport)
       if (config.databaseUrl === undefined) {
         const migrate = StoreSql.migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
         // The embedded storage layer provides its dump beside the ports.

@@ -135,6 +135,24 @@ export const layerOtlpFromEnv: Layer.Layer<OtlpExporter.Flusher, Config.ConfigEr
   })
 )
 
+/**
+ * Whether `layerOtlpFromEnv` exports metrics, read as it and Effect's `OtlpMetrics` read the
+ * variables: an endpoint is set (and one for metrics, or the common one), the SDK is not
+ * disabled, and `OTEL_METRICS_EXPORTER` (default `otlp`) names `otlp`.
+ */
+export const otlpMetricsFromEnv: Config.Config<boolean> = Config.all({
+  endpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  tracesEndpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+  metricsEndpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")),
+  disabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
+  exporters: Config.String("OTEL_METRICS_EXPORTER").pipe(Config.withDefault("otlp"))
+}).pipe(Config.map(({ disabled, endpoint, exporters, metricsEndpoint, tracesEndpoint }) => {
+  const set = (value: Option.Option<string>) => Option.isSome(value) && value.value.trim() !== ""
+  const installed = set(endpoint) || set(tracesEndpoint)
+  const named = exporters.split(",").some((name) => name.trim().toLowerCase() === "otlp")
+  return installed && !disabled && (set(metricsEndpoint) || set(endpoint)) && named
+}))
+
 /** `DROPSHELF_METRICS_PORT`: the operator port serving `GET /metrics`; unset (the default) serves none. */
 export const metricsPortFromEnv: Config.Config<number | undefined> = Config.Port("DROPSHELF_METRICS_PORT").pipe(
   Config.option,

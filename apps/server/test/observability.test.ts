@@ -6,48 +6,17 @@
  */
 import { ConfigProvider, Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
-import { createServer, type Server as NodeServer } from "node:http"
+import { createServer } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AvailabilityCheck, Cursor, Directory, Operators } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Health, Server, Telemetry } from "@dropshelf/server"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
 import { account, addListings, call, listing, type Running, watchesLayer } from "./harness.ts"
+import { type OtlpSpan, receiver } from "./otlp.ts"
+import { parsePrometheus, sum } from "./prometheus.ts"
 
 const pglite = adapters.find((adapter) => adapter.name === "sql-pglite")!
-
-interface OtlpSpan {
-  readonly traceId: string
-  readonly spanId: string
-  readonly parentSpanId?: string
-  readonly name: string
-  readonly kind: number
-  readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: Record<string, unknown> }>
-}
-
-/** An OTLP/HTTP receiver: keeps every JSON body posted to /v1/traces and /v1/metrics. */
-const receiver = async () => {
-  const bodies: Record<string, Array<any>> = { "/v1/traces": [], "/v1/metrics": [] }
-  const server: NodeServer = createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      bodies[request.url ?? ""]?.push(JSON.parse(Buffer.concat(chunks).toString("utf8")))
-      response.writeHead(200, { "content-type": "application/json" }).end("{}")
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const address = server.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
-  return {
-    url: `http://127.0.0.1:${port}`,
-    spans: (): Array<OtlpSpan> =>
-      bodies["/v1/traces"]!.flatMap((body) => body.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans))),
-    metricNames: (): Set<string> =>
-      new Set(bodies["/v1/metrics"]!.flatMap((body) => body.resourceMetrics.flatMap((rm: any) => rm.scopeMetrics.flatMap((sm: any) => sm.metrics.map((m: any) => m.name))))),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-}
 
 const freePort = async () => {
   const probe = createServer()
@@ -61,30 +30,6 @@ const attribute = (span: OtlpSpan, key: string) => {
   const value = span.attributes.find((found) => found.key === key)?.value
   return value === undefined ? undefined : Object.values(value)[0]
 }
-
-/** One Prometheus text exposition (format 0.0.4) read strictly: every line a comment or a sample. */
-const parsePrometheus = (text: string) => {
-  const samples = new Map<string, number>()
-  const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*\})? (-?[0-9.eE+-]+|\+Inf|-Inf|NaN)$/
-  const types = new Map<string, string>()
-  for (const line of text.split("\n")) {
-    if (line === "") continue
-    const typed = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line)
-    if (typed !== null) {
-      types.set(typed[1]!, typed[2]!)
-      continue
-    }
-    if (/^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*$/.test(line)) continue
-    const match = sample.exec(line)
-    if (match === null) throw new Error(`not Prometheus text: ${JSON.stringify(line)}`)
-    samples.set(`${match[1]}${match[2] ?? ""}`, Number(match[3]))
-  }
-  return { samples, types }
-}
-
-const sum = (samples: Map<string, number>, name: string, ...labels: Array<string>) =>
-  [...samples].filter(([series]) => (series === name || series.startsWith(`${name}{`)) && labels.every((label) => series.includes(label)))
-    .reduce((total, [, value]) => total + value, 0)
 
 describe.skipIf(pglite.skip !== undefined)("observability (sql-pglite)", () => {
   let server: Running

@@ -62,19 +62,120 @@ const makeConnection = (db: PGlite): Connection => {
 
 const commandOf = (sql: string) => sql.trim().split(/\s+/)[0]?.toUpperCase() ?? ""
 
+/** Who has the permit now: fibers holding it (a statement, a transaction, a dump) and fibers waiting for it. */
+export interface PermitUsage {
+  readonly held: number
+  readonly waiting: number
+}
+
+/**
+ * `inner`, counting as it goes: a take that has asked and not yet got its permits is waiting,
+ * one that got them is held until it gives them back. Plain integers, read when metrics are
+ * collected, so a statement pays no metric update.
+ */
+export const countingSemaphore = (inner: Semaphore.Semaphore): { readonly semaphore: Semaphore.Semaphore; readonly usage: () => PermitUsage } => {
+  let held = 0
+  let waiting = 0
+  const withCounted = <A, E, R>(
+    permits: number,
+    withInner: (effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+    self: Effect.Effect<A, E, R>
+  ) =>
+    Effect.suspend(() => {
+      waiting++
+      let acquired = false
+      return withInner(Effect.suspend(() => {
+        acquired = true
+        waiting--
+        held += permits
+        return self
+      })).pipe(Effect.ensuring(Effect.sync(() => {
+        if (acquired) held -= permits
+        else waiting--
+      })))
+    })
+  const semaphore: Semaphore.Semaphore = {
+    resize: (permits) => inner.resize(permits),
+    withPermits: (permits) => {
+      const withInner = inner.withPermits(permits)
+      return (self) => withCounted(permits, withInner, self)
+    },
+    // The path of every statement outside a transaction.
+    withPermit: (self) => withCounted(1, (effect) => inner.withPermit(effect), self),
+    withPermitsIfAvailable: (permits) => (self) =>
+      Effect.suspend(() => {
+        let acquired = false
+        return inner.withPermitsIfAvailable(permits)(Effect.suspend(() => {
+          acquired = true
+          held += permits
+          return self
+        })).pipe(Effect.ensuring(Effect.sync(() => {
+          if (acquired) held -= permits
+        })))
+      }),
+    take: (permits) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.suspend(() => {
+          waiting++
+          return restore(inner.take(permits)).pipe(Effect.onExit((exit) =>
+            Effect.sync(() => {
+              waiting--
+              if (exit._tag === "Success") held += permits
+            })
+          ))
+        })
+      ),
+    takeScoped: (permits) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.suspend(() => {
+          waiting++
+          return restore(inner.takeScoped(permits)).pipe(
+            Effect.onExit((exit) =>
+              Effect.sync(() => {
+                waiting--
+                if (exit._tag === "Success") held += permits
+              })
+            ),
+            // Added after the permit's own release, so it runs first: never counted held once free.
+            Effect.andThen(Effect.addFinalizer(() => Effect.sync(() => {
+              held -= permits
+            })))
+          )
+        })
+      ),
+    takeIfAvailable: (permits) =>
+      Effect.map(inner.takeIfAvailable(permits), (taken) => {
+        if (taken) held += permits
+        return taken
+      }),
+    release: (permits) =>
+      Effect.map(inner.release(permits), (free) => {
+        held = Math.max(0, held - permits)
+        return free
+      }),
+    releaseAll: Effect.map(Effect.suspend(() => inner.releaseAll), (free) => {
+      held = 0
+      return free
+    })
+  }
+  return { semaphore, usage: () => ({ held, waiting }) }
+}
+
 /** A SqlClient (pg dialect) over one PGlite instance; the caller owns the instance's lifetime. */
 export const make = (db: PGlite): Effect.Effect<SqlClient.SqlClient> => Effect.map(makeWithExclusive(db), ({ client }) => client)
 
 /**
- * The SqlClient, and `exclusive`: runs an effect while no statement or transaction of the client
- * is under way (it takes the same permit), as a consistent dump of the database needs.
+ * The SqlClient, `exclusive`: runs an effect while no statement or transaction of the client
+ * is under way (it takes the same permit), as a consistent dump of the database needs; and
+ * `usage`: who holds and who waits for that permit now.
  */
 export const makeWithExclusive = (db: PGlite): Effect.Effect<{
   readonly client: SqlClient.SqlClient
   readonly exclusive: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly usage: () => PermitUsage
 }> =>
   Effect.gen(function*() {
-    const semaphore = yield* Semaphore.make(1)
+    const { semaphore, usage } = countingSemaphore(yield* Semaphore.make(1))
     const connection = makeConnection(db)
     const acquirers = SqlClient.makeSqliteAcquirers({
       connection: Effect.succeed(connection),
@@ -93,5 +194,5 @@ export const makeWithExclusive = (db: PGlite): Effect.Effect<{
       releaseSavepoint: (name) => `RELEASE SAVEPOINT ${name}`,
       rollbackSavepoint: (name) => `ROLLBACK TO SAVEPOINT ${name}`
     })
-    return { client, exclusive: semaphore.withPermits(1) }
+    return { client, exclusive: semaphore.withPermits(1), usage }
   }).pipe(Effect.provide(Reactivity.layer))

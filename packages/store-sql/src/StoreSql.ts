@@ -12,6 +12,7 @@ import * as CopyLoader from "./CopyLoader.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as Migrations from "./Migrations.ts"
 import * as PgliteClient from "./PgliteClient.ts"
+import * as PoolMetrics from "./PoolMetrics.ts"
 import * as SqlAccountStore from "./SqlAccountStore.ts"
 import * as SqlHoldStore from "./SqlHoldStore.ts"
 import * as SqlIdempotencyStore from "./SqlIdempotencyStore.ts"
@@ -236,13 +237,18 @@ export const openPglite = (pgdataDir: string | undefined, settings?: PgliteSetti
  */
 export const layerPgliteClient = (
   options: { readonly dataDir: string; readonly settings?: PgliteSettings }
-): Layer.Layer<SqlClient.SqlClient | EmbeddedDump, StoreOpenError> =>
+): Layer.Layer<SqlClient.SqlClient | EmbeddedDump | PoolMetrics.PoolMetrics, StoreOpenError> =>
   Layer.effectContext(
     Effect.gen(function*() {
       const dir = resolve(options.dataDir)
       yield* lockDataDir(dir, "stop that process, or point DROPSHELF_DATA_DIR elsewhere")
       const db = yield* openPglite(join(dir, "pgdata"), options.settings)
-      const { client, exclusive } = yield* PgliteClient.makeWithExclusive(db)
+      const { client, exclusive, usage } = yield* PgliteClient.makeWithExclusive(db)
+      // One backend behind one permit: the permit's holders and waiters are the pool's exact figures.
+      const poolMetrics = PoolMetrics.live({ name: dir, max: 1 }, () => {
+        const { held, waiting } = usage()
+        return { used: Math.min(held, 1), idle: held > 0 ? 0 : 1, pending: waiting }
+      })
       const dump = exclusive(Effect.gen(function*() {
         // Written back to the data files first, so a restore starts without replaying the WAL.
         // On PGlite itself: the client's own statements wait for the permit held here.
@@ -256,26 +262,36 @@ export const layerPgliteClient = (
         Effect.map((gz) => new Uint8Array(gz.buffer, gz.byteOffset, gz.byteLength)),
         Effect.orDie
       )
-      return Context.make(SqlClient.SqlClient, client).pipe(Context.add(EmbeddedDump, EmbeddedDump.of({ dump })))
+      return Context.make(SqlClient.SqlClient, client).pipe(
+        Context.add(EmbeddedDump, EmbeddedDump.of({ dump })),
+        Context.add(PoolMetrics.PoolMetrics, poolMetrics)
+      )
     })
   )
 
+/** The server pool's size unless told otherwise: @effect/sql-pg's default, stated here so the metrics know it. */
+export const DEFAULT_MAX_CONNECTIONS = 10
+
 /**
  * The server deployment's pool to PostgreSQL 15+, checked on open, as both `PgClient` (which
- * the key-change listener needs) and `SqlClient` (which the stores use).
+ * the key-change listener needs) and `SqlClient` (which the stores use), and its metrics. Its
+ * connections carry an `application_name` no other pool shares (`dropshelf <token> <pid>@<host>`),
+ * which is how the metrics find them in `pg_stat_activity`.
  */
 export const layerPgClient = (
   options: { readonly url: string; readonly maxConnections?: number }
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StoreOpenError> =>
-  PgClient.layerFrom(
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | PoolMetrics.PoolMetrics, StoreOpenError> => {
+  const applicationName = PoolMetrics.uniqueApplicationName()
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS
+  const client = PgClient.layerFrom(
     Effect.gen(function*() {
       const client = yield* PgClient.make({
         url: Redacted.make(options.url),
-        applicationName: "dropshelf",
+        applicationName,
         // Short statements: JIT compiling one (it triggers on a high estimate, as for a rare
         // search term) costs milliseconds more than it could ever save here.
         startupParameters: { jit: "off" },
-        ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections })
+        maxConnections
       })
       yield* client`SELECT 1`
       return client
@@ -285,6 +301,12 @@ export const layerPgClient = (
       )
     )
   )
+  const metrics = Layer.succeed(
+    PoolMetrics.PoolMetrics,
+    PoolMetrics.sampled({ pool: { name: PoolMetrics.serverPoolName(options.url), max: maxConnections }, url: options.url, applicationName })
+  )
+  return Layer.merge(client, metrics)
+}
 
 /**
  * The SqlClient of the server deployment: a connection pool to PostgreSQL 15+, checked on open,
@@ -292,13 +314,13 @@ export const layerPgClient = (
  */
 export const layerServerClient = (
   options: { readonly url: string; readonly maxConnections?: number }
-): Layer.Layer<SqlClient.SqlClient | CopyLoader.CopyLoader, StoreOpenError> =>
+): Layer.Layer<SqlClient.SqlClient | CopyLoader.CopyLoader | PoolMetrics.PoolMetrics, StoreOpenError> =>
   Layer.merge(layerPgClient(options), CopyLoader.layer(options.url))
 
 /** Embedded deployment: the six ports and the SqlClient over PGlite in `dataDir`, and its dump. */
 export const layerPglite = (
   options: { readonly dataDir: string; readonly settings?: PgliteSettings }
-): Layer.Layer<Services | EmbeddedDump, StoreOpenError> =>
+): Layer.Layer<Services | EmbeddedDump | PoolMetrics.PoolMetrics, StoreOpenError> =>
   layerStores.pipe(Layer.provideMerge(layerPgliteClient(options)))
 
 /**
@@ -307,7 +329,9 @@ export const layerPglite = (
  * `maxConnections` (default 10) for itself, so the pool needs at least two: with one, every
  * statement would wait forever for a connection; it is refused as a `StoreOpenError` instead.
  */
-export const layerServer = (options: { readonly url: string; readonly maxConnections?: number }): Layer.Layer<Services, StoreOpenError> =>
+export const layerServer = (
+  options: { readonly url: string; readonly maxConnections?: number }
+): Layer.Layer<Services | PoolMetrics.PoolMetrics, StoreOpenError> =>
   options.maxConnections !== undefined && !(Number.isInteger(options.maxConnections) && options.maxConnections >= 2)
     ? Layer.unwrap(Effect.fail(
       new StoreOpenError({
@@ -321,7 +345,7 @@ export const layerServer = (options: { readonly url: string; readonly maxConnect
     )
 
 /** `DATABASE_URL` set (non-empty): the server; otherwise PGlite in `DROPSHELF_DATA_DIR` (default `./.dropshelf`). */
-export const layerFromEnv: Layer.Layer<Services, StoreOpenError> = Layer.unwrap(
+export const layerFromEnv: Layer.Layer<Services | PoolMetrics.PoolMetrics, StoreOpenError> = Layer.unwrap(
   Effect.gen(function*() {
     const url = yield* Config.String("DATABASE_URL").pipe(Config.option)
     const dataDir = yield* Config.String("DROPSHELF_DATA_DIR").pipe(Config.withDefault(DEFAULT_DATA_DIR))
