@@ -1,16 +1,15 @@
-#!/usr/bin/env -S node --max-semi-space-size=16 --no-allocation-site-pretenuring
-// The `dropshelf` binary. The node flags on the line above are the ones the server is measured
-// with (docs/operations.md, Memory); the bundle's first line copies this one (scripts/build.ts).
+// The CLI's launcher, started by bin/dropshelf (the binary npm links) with the pinned Node 24 and
+// the node flags written there; `node apps/cli/bin/dropshelf.js …` runs it too, with whatever
+// flags that node is given.
 // The CLI is TypeScript. On Node 24+ this launcher runs it in this process, from a bundle of the
 // current sources that it builds on first use and again after any source changes (kept in
 // node_modules/.cache/dropshelf, an older one removed once no process runs it): loading one
 // bundle takes a fraction of the time Node needs to strip and link the several hundred source
-// modules. Without esbuild (an install without dev
-// dependencies), or if the build fails, it runs the sources by Node's type stripping. Under an
-// older node (a machine's stock Node 20 on PATH, or a Node 22 that would warn about type
-// stripping on stderr) it re-runs itself, with the same node flags, on the Node 24 the repo pins
-// as its `node` devDependency. Plain JS, so any Node can read it.
-import { spawn } from "node:child_process"
+// modules. Without esbuild (an install without dev dependencies), or if the build fails, it runs
+// the sources by Node's type stripping. Under an older node (a machine's stock Node 20, or a
+// Node 22 that would warn about type stripping on stderr) it re-runs itself, with the same node
+// flags, on the Node 24 the repo pins as its `node` devDependency. Plain JS, so any Node can read
+// it.
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 // A namespace: Node 20 (which this file must still start on) has no enableCompileCache to import by name.
@@ -58,7 +57,8 @@ const fingerprint = () => {
       if (existsSync(join(workspace, "package.json"))) add(join(workspace, "package.json"))
     }
   }
-  for (const file of ["package.json", "package-lock.json", join("scripts", "build.ts"), join("apps", "cli", "bin", "dropshelf.js")]) {
+  const bin = join("apps", "cli", "bin")
+  for (const file of ["package.json", "package-lock.json", join("scripts", "build.ts"), join(bin, "dropshelf"), join(bin, "dropshelf.js")]) {
     if (existsSync(join(root, file))) add(join(root, file))
   }
   return hash.digest("hex").slice(0, 16)
@@ -139,6 +139,7 @@ if (node === undefined && stripsTypes) {
     process.stderr.write(`dropshelf: needs Node >= 22.19 (this is ${process.version}) and found no pinned node in node_modules; run npm install\n`)
     process.exit(1)
   }
+  const { spawn } = await import("node:child_process")
   const child = spawn(node, [...process.execArgv, launcher, ...process.argv.slice(2)], { stdio: "inherit" })
   // The child is in our process group, so a terminal's Ctrl-C reaches it directly; a signal sent
   // to this pid alone (kill, a supervisor) is passed on. Either way we wait for its exit.

@@ -1,18 +1,24 @@
-import { execFileSync } from "node:child_process"
-import { existsSync, readdirSync, statSync, utimesSync } from "node:fs"
+import { execFileSync, spawn } from "node:child_process"
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
-import { describe, expect, it } from "vitest"
-import { binScript, embeddedTarget, freePort, inspectServing, node24, repoRoot, run, start } from "./support.ts"
+import { afterAll, describe, expect, it } from "vitest"
+import { binScript, embeddedTarget, expectOneLineFailure, freePort, inspectServing, node24, repoRoot, run, start } from "./support.ts"
 
 /*
- * `npx dropshelf` must work whichever node is first on PATH: the launcher runs the CLI itself on
- * Node >= 22.19, and re-runs itself with the repo's pinned Node 24 otherwise (a stock Node 20).
- * Run as a program (npx, npm start, a shell), its `#!` line starts node with the flags a server
- * wants. On Node 24 it runs a bundle of the current sources, rebuilt when one changes.
+ * `npx dropshelf` must work whichever node is first on PATH (under npx, the machine's Node 20
+ * that runs npm). The binary, bin/dropshelf, is a shell script that starts the repo's pinned
+ * Node 24 on the launcher, bin/dropshelf.js, with the flags a server wants. The launcher runs a
+ * bundle of the current sources, rebuilt when one changes. Started by an older node, it re-runs
+ * itself on the pinned Node 24.
  */
 
 /** The young-generation cap the server is measured with (docs/operations.md, Memory). */
 const SEMI_SPACE = "--max-semi-space-size=16"
+/** The old generation's allocation sites are not pretenured (docs/operations.md, Memory). */
+const NO_PRETENURING = "--no-allocation-site-pretenuring"
+
+const binProgram = join(repoRoot, "apps", "cli", "bin", "dropshelf")
 
 /** PATH as a shell outside npm sees it: npm and npx put the pinned Node 24 first, so drop those entries. */
 const plainPath = (process.env.PATH ?? "").split(delimiter).filter((dir) => !dir.includes("node_modules")).join(delimiter)
@@ -24,29 +30,100 @@ const nodeOnPath = (() => {
     return undefined
   }
 })()
+const olderNodeOnPath = nodeOnPath !== undefined && Number(nodeOnPath.slice(1).split(".")[0]) < 24
 
-/** PATH with the pinned Node 24 first, as npx and npm scripts have it. */
-const pinnedPath = [dirname(node24), plainPath].join(delimiter)
+const scratch = mkdtempSync(join(tmpdir(), "dropshelf-launcher-"))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-describe("bin/dropshelf.js", () => {
-  it.skipIf(!existsSync("/proc/self/cmdline"))("started as a program, serves in the pid it was started as, node running with its flags", async () => {
-    const serving = await inspectServing({ executable: binScript, path: pinnedPath })
-    expect(serving.commandLine).toEqual(["node", SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)])
-    expect(serving.children).toEqual([])
-  }, 60_000)
+/** An executable shell script at `path`. */
+const script = (path: string, body: string) => {
+  mkdirSync(dirname(path), { recursive: true })
+  writeFileSync(path, `#!/bin/sh\n${body}\n`)
+  chmodSync(path, 0o755)
+  return path
+}
 
-  it.skipIf(nodeOnPath === undefined || Number(nodeOnPath.slice(1).split(".")[0]) >= 24 || !existsSync("/proc/self/cmdline"))(
-    `started under the node on PATH (${nodeOnPath ?? "none"}), passes its node flags on to the Node 24 it re-runs the CLI with`,
+/** A word for `sh -c`. */
+const shellWord = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
+
+describe("bin/dropshelf", () => {
+  /**
+   * A copy of the binary in a tree laid out as npm lays out this repo (node_modules/.bin/dropshelf
+   * → ../@dropshelf/cli/bin/dropshelf, node_modules/@dropshelf/cli → ../../apps/cli), beside a
+   * stand-in launcher that reports how it was started, and with a pinned node and a node first on
+   * PATH that record which of them ran.
+   */
+  const tree = () => {
+    const root = mkdtempSync(join(scratch, "tree-"))
+    const bin = join(root, "apps", "cli", "bin")
+    mkdirSync(bin, { recursive: true })
+    copyFileSync(binProgram, join(bin, "dropshelf"))
+    chmodSync(join(bin, "dropshelf"), 0o755)
+    writeFileSync(
+      join(bin, "dropshelf.js"),
+      `process.stdout.write(JSON.stringify({ pid: process.pid, execArgv: process.execArgv, args: process.argv.slice(2) }))\n` +
+        `process.exitCode = Number(process.env.FAKE_EXIT ?? 0)\n`
+    )
+    const record = join(root, "ran")
+    const pinned = script(join(root, "node_modules", "node", "bin", "node"), `echo pinned >> ${shellWord(record)}\nexec ${shellWord(node24)} "$@"`)
+    mkdirSync(join(root, "node_modules", "@dropshelf"), { recursive: true })
+    symlinkSync(join("..", "..", "apps", "cli"), join(root, "node_modules", "@dropshelf", "cli"))
+    mkdirSync(join(root, "node_modules", ".bin"))
+    symlinkSync(join("..", "@dropshelf", "cli", "bin", "dropshelf"), join(root, "node_modules", ".bin", "dropshelf"))
+    const pathNode = script(join(root, "elsewhere", "node"), `echo path >> ${shellWord(record)}\nexec ${shellWord(node24)} "$@"`)
+    const path = [dirname(pathNode), plainPath].join(delimiter)
+    const ran = () => (existsSync(record) ? readFileSync(record, "utf8").trim().split("\n") : [])
+    const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+      new Promise<{ pid: number | undefined; code: number | null; report: { pid: number; execArgv: Array<string>; args: Array<string> } }>(
+        (resolveRun, reject) => {
+          const child = spawn(join(root, "node_modules", ".bin", "dropshelf"), args, { cwd: root, env: { ...process.env, PATH: path, ...env } })
+          let stdout = ""
+          child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+          child.on("error", reject)
+          child.on("close", (code) => resolveRun({ pid: child.pid, code, report: JSON.parse(stdout) }))
+        }
+      )
+    return { pinned, ran, start }
+  }
+
+  it("starts the pinned node, not the one first on PATH, in the pid it was started as, with node's flags, the arguments as given and the exit code passed back", async () => {
+    const { ran, start } = tree()
+    const args = ["keys", "create", "acct 1", "", "*", "$HOME", "it's", "--name=a\nb"]
+    const outcome = await start(args, { FAKE_EXIT: "7" })
+    expect(ran()).toEqual(["pinned"])
+    expect(outcome.report.args).toEqual(args)
+    expect(outcome.report.execArgv).toEqual([SEMI_SPACE, NO_PRETENURING])
+    expect(outcome.report.pid).toBe(outcome.pid)
+    expect(outcome.code).toBe(7)
+  })
+
+  it("without a pinned node, starts the node on PATH", async () => {
+    const { pinned, ran, start } = tree()
+    rmSync(pinned)
+    expect((await start(["--version"])).report.args).toEqual(["--version"])
+    expect(ran()).toEqual(["path"])
+  })
+
+  it.skipIf(!existsSync("/proc/self/cmdline"))(
+    "with another node first on PATH (a shell on a machine with its own node), serves in the pid it was started as: the pinned Node 24 with the server's flags",
     async () => {
-      const serving = await inspectServing({ executable: binScript, path: plainPath })
-      expect(serving.commandLine).toEqual(["node", SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)])
-      expect(serving.children).toEqual([
-        [node24, SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)]
-      ])
+      const record = join(scratch, "path-node-ran")
+      const other = script(join(scratch, "other", "node"), `echo ran >> ${shellWord(record)}\nexec ${shellWord(node24)} "$@"`)
+      const serving = await inspectServing({ executable: binProgram, path: [dirname(other), plainPath].join(delimiter) })
+      expect(serving.commandLine).toEqual([node24, SEMI_SPACE, NO_PRETENURING, binScript, "serve", "--port", expect.any(String)])
+      expect(serving.children).toEqual([])
+      expect(existsSync(record)).toBe(false)
     },
     60_000
   )
 
+  it("a command's failure is the CLI's: its one line and exit code", async () => {
+    const outcome = await run(["accounts", "create", "--plan", "free", "--json"], { via: { executable: binProgram, path: plainPath } })
+    expectOneLineFailure(outcome, 2, /--name/)
+  })
+})
+
+describe("bin/dropshelf.js", () => {
   it("runs a bundle of the sources as they are: a source that changes is built into a new bundle on the next run", async () => {
     const cache = join(repoRoot, "node_modules", ".cache", "dropshelf")
     const bundles = () => (existsSync(cache) ? readdirSync(cache).filter((name) => !name.includes(".")) : [])
@@ -87,6 +164,19 @@ describe("bin/dropshelf.js", () => {
     const version = await run(["--version"], { via: { executable: "node", script: binScript, path: plainPath } })
     expect(version.code).toBe(0)
   })
+
+  it.skipIf(!olderNodeOnPath || !existsSync("/proc/self/cmdline"))(
+    `started by the node on PATH (${nodeOnPath ?? "none"}) with node flags, passes them on to the Node 24 it re-runs the CLI with`,
+    async () => {
+      const withFlags = script(join(scratch, "node-with-flags"), `exec node ${SEMI_SPACE} ${NO_PRETENURING} "$@"`)
+      const serving = await inspectServing({ executable: withFlags, script: binScript, path: plainPath })
+      expect(serving.commandLine).toEqual(["node", SEMI_SPACE, NO_PRETENURING, binScript, "serve", "--port", expect.any(String)])
+      expect(serving.children).toEqual([
+        [node24, SEMI_SPACE, NO_PRETENURING, binScript, "serve", "--port", expect.any(String)]
+      ])
+    },
+    60_000
+  )
 
   it.skipIf(nodeOnPath === undefined)("passes SIGTERM on to the re-run CLI and its exit code back", async () => {
     const target = embeddedTarget()
