@@ -2,14 +2,16 @@ import { execFileSync, spawn } from "node:child_process"
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { binScript, embeddedTarget, expectOneLineFailure, freePort, inspectServing, node24, repoRoot, run, start } from "./support.ts"
+import { binScript, embeddedTarget, expectOneLineFailure, freePort, inspectServing, mainScript, node24, repoRoot, run, start } from "./support.ts"
 
 /*
  * `npx dropshelf` must work whichever node is first on PATH (under npx, the machine's Node 20
  * that runs npm). The binary, bin/dropshelf, is a shell script that starts the repo's pinned
  * Node 24 on the launcher, bin/dropshelf.js, with the flags a server wants. The launcher runs a
- * bundle of the current sources, rebuilt when one changes. Started by an older node, it re-runs
+ * bundle of the current sources, rebuilt when one changes, and answers help and the version from
+ * a copy of what the CLI printed for the same request. Started by an older node, it re-runs
  * itself on the pinned Node 24.
  */
 
@@ -45,6 +47,34 @@ const script = (path: string, body: string) => {
 
 /** A word for `sh -c`. */
 const shellWord = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
+
+interface Answer {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `argv` to its end, its stdout a pipe, or a terminal (util-linux `script`, which merges stderr in). */
+const ask = (argv: ReadonlyArray<string>, options: { readonly tty?: boolean | undefined; readonly env?: NodeJS.ProcessEnv } = {}) =>
+  new Promise<Answer>((resolveAnswer, reject) => {
+    const [command, ...args] = options.tty === true ? ["script", "-qec", argv.map(shellWord).join(" "), "/dev/null"] : argv
+    const child = spawn(command!, args, { cwd: repoRoot, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => resolveAnswer({ code, stdout, stderr }))
+  })
+
+const hasScript = (() => {
+  try {
+    execFileSync("script", ["--version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
 
 describe("bin/dropshelf", () => {
   /**
@@ -124,12 +154,81 @@ describe("bin/dropshelf", () => {
 })
 
 describe("bin/dropshelf.js", () => {
-  it("runs a bundle of the sources as they are: a source that changes is built into a new bundle on the next run", async () => {
+  /** Records every module the launcher's process loads (`node --import` it), into the file DROPSHELF_TEST_LOADED names. */
+  const probe = join(scratch, "probe.mjs")
+  writeFileSync(
+    probe,
+    `import { registerHooks } from "node:module"\nimport { appendFileSync } from "node:fs"\n` +
+      `registerHooks({ load: (url, context, nextLoad) => { appendFileSync(process.env.DROPSHELF_TEST_LOADED, url + "\\n"); return nextLoad(url, context) } })\n`
+  )
+  let asked = 0
+
+  /** The environment of a shell whose colour settings are `colours`, and nothing else that could decide them. */
+  const envWith = (colours: Record<string, string>): NodeJS.ProcessEnv => {
+    const env = { ...process.env }
+    for (const name of ["NO_COLOR", "FORCE_COLOR", "TERM", "DATABASE_URL", "DROPSHELF_DATA_DIR"]) delete env[name]
+    return { ...env, ...colours }
+  }
+
+  /** Asks the launcher, and what it loaded besides Node's own modules. */
+  const askLauncher = async (args: ReadonlyArray<string>, options: { readonly tty?: boolean | undefined; readonly env: NodeJS.ProcessEnv }) => {
+    const loaded = join(scratch, `loaded-${asked++}`)
+    writeFileSync(loaded, "")
+    const answer = await ask([node24, "--import", pathToFileURL(probe).href, binScript, ...args], {
+      tty: options.tty,
+      env: { ...options.env, DROPSHELF_TEST_LOADED: loaded }
+    })
+    return { ...answer, loaded: readFileSync(loaded, "utf8").split("\n").filter((url) => url.startsWith("file:")) }
+  }
+  const launcherOnly = [pathToFileURL(binScript).href]
+
+  it.skipIf(!hasScript)(
+    "answers help and the version, asked again, without loading the CLI: byte for byte what the CLI prints, plain, on a terminal, and on a terminal with NO_COLOR",
+    async () => {
+      const modes = [
+        { name: "plain", tty: false, env: envWith({ TERM: "xterm-256color" }) },
+        { name: "terminal", tty: true, env: envWith({ TERM: "xterm-256color" }) },
+        { name: "terminal, NO_COLOR", tty: true, env: envWith({ TERM: "xterm-256color", NO_COLOR: "1" }) }
+      ]
+      for (const args of [["keys", "create", "--help"], ["--version"]]) {
+        const printed: Array<string> = []
+        for (const mode of modes) {
+          // The CLI itself, from the sources: no launcher, no copy.
+          const reference = await ask([node24, mainScript, ...args], mode)
+          expect(reference.code).toBe(0)
+          printed.push(reference.stdout)
+          const first = await askLauncher(args, mode)
+          const again = await askLauncher(args, mode)
+          expect({ mode: mode.name, code: first.code, stdout: first.stdout }).toEqual({ mode: mode.name, code: 0, stdout: reference.stdout })
+          expect({ mode: mode.name, code: again.code, stdout: again.stdout }).toEqual({ mode: mode.name, code: 0, stdout: reference.stdout })
+          expect({ mode: mode.name, loaded: again.loaded }).toEqual({ mode: mode.name, loaded: launcherOnly })
+        }
+        // The modes are told apart: colours on the terminal alone.
+        expect(printed.map((text) => text.includes("\x1b["))).toEqual([false, true, false])
+      }
+    },
+    240_000
+  )
+
+  it("asks the CLI every time for anything but help and the version alone", async () => {
+    const env = envWith({})
+    for (const args of [["keys", "create", "--json", "--help"], ["--version", "--json"]]) {
+      const first = await askLauncher(args, { env })
+      const again = await askLauncher(args, { env })
+      expect(first.code).toBe(0)
+      expect(again.stdout).toBe(first.stdout)
+      expect(again.loaded).not.toEqual(launcherOnly)
+    }
+  }, 120_000)
+
+  it("runs a bundle of the sources as they are: after a source changes, a new bundle is built and answers what was answered from a copy", async () => {
     const cache = join(repoRoot, "node_modules", ".cache", "dropshelf")
     const bundles = () => (existsSync(cache) ? readdirSync(cache).filter((name) => !name.includes(".")) : [])
-    const version = () => run(["--version"], { via: { executable: process.execPath, script: binScript } })
-    const first = await version()
+    const env = envWith({})
+    const help = ["reveals", "-h"]
+    const first = await askLauncher(help, { env })
     expect(first).toMatchObject({ code: 0, stderr: "" })
+    expect((await askLauncher(help, { env })).loaded).toEqual(launcherOnly)
     const before = bundles()
     expect(before.length).toBeGreaterThan(0)
     // An edit, as far as the launcher can tell: the file's modification time moves, to an instant
@@ -138,12 +237,12 @@ describe("bin/dropshelf.js", () => {
     const { atime, mtime } = statSync(source)
     utimesSync(source, atime, new Date())
     try {
-      const second = await version()
-      expect(second).toMatchObject({ code: 0, stderr: "" })
-      expect(second.stdout).toBe(first.stdout)
+      const second = await askLauncher(help, { env })
+      expect(second).toMatchObject({ code: 0, stderr: "", stdout: first.stdout })
       const added = bundles().filter((name) => !before.includes(name))
       expect(added).toHaveLength(1)
-      expect(existsSync(join(cache, added[0]!, "dropshelf.js"))).toBe(true)
+      expect(second.loaded).toContain(pathToFileURL(join(cache, added[0]!, "dropshelf.js")).href)
+      expect(await askLauncher(help, { env })).toMatchObject({ code: 0, stdout: first.stdout, loaded: launcherOnly })
     } finally {
       utimesSync(source, atime, mtime)
     }
