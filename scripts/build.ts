@@ -21,20 +21,22 @@ import { type BuildRecord, headCommit } from "../apps/cli/src/Staleness.ts"
 const root = join(import.meta.dirname, "..")
 
 /**
- * Node's flags, as the binary `apps/cli/bin/dropshelf` (a shell script) writes them on its
- * `flags="…"` line, the one place they are written; also for whoever starts a bundle with `node`
- * itself (the benchmarks).
+ * Node's flags for a server, as the binary `apps/cli/bin/dropshelf` (a shell script) writes them,
+ * the one place they are written: its `flags="…"` (every command) and `server_flags="…"` (the
+ * commands that serve). Also for whoever starts a bundle with `node` itself (the benchmarks).
  */
 export const launcherNodeFlags: ReadonlyArray<string> = (() => {
   const bin = readFileSync(join(root, "apps/cli/bin/dropshelf"), "utf8")
-  const value = /^flags="([^"$`\\]*)"$/m.exec(bin)?.[1]
-  if (value === undefined) throw new Error(`apps/cli/bin/dropshelf has no flags="…" line to read node's flags from`)
-  return value.split(/\s+/).filter((flag) => flag !== "")
+  return ["flags", "server_flags"].flatMap((name) => {
+    const value = new RegExp(`^${name}="([^"$\`\\\\]*)"$`, "m").exec(bin)?.[1]
+    if (value === undefined) throw new Error(`apps/cli/bin/dropshelf has no ${name}="…" line to read node's flags from`)
+    return value.split(/\s+/).filter((flag) => flag !== "")
+  })
 })()
 
 /**
  * The bundle's first line: run as a program (`dist/dropshelf.js serve`), it starts node with the
- * same flags as the binary.
+ * flags the binary gives a server (a `#!` line cannot choose by command).
  */
 export const shebang = `#!/usr/bin/env -S node ${launcherNodeFlags.join(" ")}`
 

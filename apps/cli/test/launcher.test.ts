@@ -9,15 +9,16 @@ import { binScript, embeddedTarget, expectOneLineFailure, freePort, inspectServi
 /*
  * `npx dropshelf` must work whichever node is first on PATH (under npx, the machine's Node 20
  * that runs npm). The binary, bin/dropshelf, is a shell script that starts the repo's pinned
- * Node 24 on the launcher, bin/dropshelf.js, with the flags a server wants. The launcher runs a
- * bundle of the current sources, rebuilt when one changes, and answers help and the version from
- * a copy of what the CLI printed for the same request. Started by an older node, it re-runs
- * itself on the pinned Node 24.
+ * Node 24 on the launcher, bin/dropshelf.js, with node's flags: the server's flags for the
+ * commands that serve, the memory flag alone for the others. The launcher runs a bundle of the
+ * current sources, rebuilt when one changes, and answers help and the version from a copy of
+ * what the CLI printed for the same request. Started by an older node, it re-runs itself on the
+ * pinned Node 24.
  */
 
 /** The young-generation cap the server is measured with (docs/operations.md, Memory). */
 const SEMI_SPACE = "--max-semi-space-size=16"
-/** The old generation's allocation sites are not pretenured (docs/operations.md, Memory). */
+/** Allocation sites not pretenured: for the commands that serve alone (docs/operations.md, Memory). */
 const NO_PRETENURING = "--no-allocation-site-pretenuring"
 
 const binProgram = join(repoRoot, "apps", "cli", "bin", "dropshelf")
@@ -116,15 +117,23 @@ describe("bin/dropshelf", () => {
     return { pinned, ran, start }
   }
 
-  it("starts the pinned node, not the one first on PATH, in the pid it was started as, with node's flags, the arguments as given and the exit code passed back", async () => {
+  it("starts the pinned node, not the one first on PATH, in the pid it was started as, with the arguments as given and the exit code passed back", async () => {
     const { ran, start } = tree()
     const args = ["keys", "create", "acct 1", "", "*", "$HOME", "it's", "--name=a\nb"]
     const outcome = await start(args, { FAKE_EXIT: "7" })
     expect(ran()).toEqual(["pinned"])
     expect(outcome.report.args).toEqual(args)
-    expect(outcome.report.execArgv).toEqual([SEMI_SPACE, NO_PRETENURING])
     expect(outcome.report.pid).toBe(outcome.pid)
     expect(outcome.code).toBe(7)
+  })
+
+  it("gives node the memory flag for every command, and the pretenuring flag only to the commands that serve", async () => {
+    const { start } = tree()
+    expect((await start(["keys", "list", "--json"])).report.execArgv).toEqual([SEMI_SPACE])
+    expect((await start(["--help"])).report.execArgv).toEqual([SEMI_SPACE])
+    for (const serving of [["serve", "--port", "0"], ["demo"], ["worker"], ["--log-level", "debug", "serve"]]) {
+      expect((await start(serving)).report.execArgv).toEqual([SEMI_SPACE, NO_PRETENURING])
+    }
   })
 
   it("without a pinned node, starts the node on PATH", async () => {
