@@ -21,14 +21,24 @@ import { type BuildRecord, headCommit } from "../apps/cli/src/Staleness.ts"
 const root = join(import.meta.dirname, "..")
 
 /**
- * The launcher's first line, `#!/usr/bin/env -S node <flags>`: the bundle starts with the same
- * one, so `dist/dropshelf.js serve` runs with the node flags the server is measured with.
+ * Node's flags for a server, as the binary `apps/cli/bin/dropshelf` (a shell script) writes them,
+ * the one place they are written: its `flags="…"` (every command) and `server_flags="…"` (the
+ * commands that serve). Also for whoever starts a bundle with `node` itself (the benchmarks).
  */
-export const shebang = readFileSync(join(root, "apps/cli/bin/dropshelf.js"), "utf8").split("\n", 1)[0]!
+export const launcherNodeFlags: ReadonlyArray<string> = (() => {
+  const bin = readFileSync(join(root, "apps/cli/bin/dropshelf"), "utf8")
+  return ["flags", "server_flags"].flatMap((name) => {
+    const value = new RegExp(`^${name}="([^"$\`\\\\]*)"$`, "m").exec(bin)?.[1]
+    if (value === undefined) throw new Error(`apps/cli/bin/dropshelf has no ${name}="…" line to read node's flags from`)
+    return value.split(/\s+/).filter((flag) => flag !== "")
+  })
+})()
 
-/** The node flags of that line, for whoever starts the bundle with `node` itself (the benchmarks). */
-export const launcherNodeFlags: ReadonlyArray<string> =
-  (/^#!\S*env(?:\s+-S)?\s+node\b(.*)$/.exec(shebang)?.[1] ?? "").split(/\s+/).filter((flag) => flag !== "")
+/**
+ * The bundle's first line: run as a program (`dist/dropshelf.js serve`), it starts node with the
+ * flags the binary gives a server (a `#!` line cannot choose by command).
+ */
+export const shebang = `#!/usr/bin/env -S node ${launcherNodeFlags.join(" ")}`
 
 /**
  * Left to Node at run time, so the bundle needs the repo's node_modules beside it:

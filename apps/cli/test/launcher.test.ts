@@ -1,18 +1,27 @@
-import { execFileSync } from "node:child_process"
-import { existsSync, readdirSync, statSync, utimesSync } from "node:fs"
+import { execFileSync, spawn } from "node:child_process"
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
-import { describe, expect, it } from "vitest"
-import { binScript, embeddedTarget, freePort, inspectServing, node24, repoRoot, run, start } from "./support.ts"
+import { pathToFileURL } from "node:url"
+import { afterAll, describe, expect, it } from "vitest"
+import { binScript, embeddedTarget, expectOneLineFailure, freePort, inspectServing, mainScript, node24, repoRoot, run, start } from "./support.ts"
 
 /*
- * `npx dropshelf` must work whichever node is first on PATH: the launcher runs the CLI itself on
- * Node >= 22.19, and re-runs itself with the repo's pinned Node 24 otherwise (a stock Node 20).
- * Run as a program (npx, npm start, a shell), its `#!` line starts node with the flags a server
- * wants. On Node 24 it runs a bundle of the current sources, rebuilt when one changes.
+ * `npx dropshelf` must work whichever node is first on PATH (under npx, the machine's Node 20
+ * that runs npm). The binary, bin/dropshelf, is a shell script that starts the repo's pinned
+ * Node 24 on the launcher, bin/dropshelf.js, with node's flags: the server's flags for the
+ * commands that serve, the memory flag alone for the others. The launcher runs a bundle of the
+ * current sources, rebuilt when one changes, and answers help and the version from a copy of
+ * what the CLI printed for the same request. Started by an older node, it re-runs itself on the
+ * pinned Node 24.
  */
 
 /** The young-generation cap the server is measured with (docs/operations.md, Memory). */
 const SEMI_SPACE = "--max-semi-space-size=16"
+/** Allocation sites not pretenured: for the commands that serve alone (docs/operations.md, Memory). */
+const NO_PRETENURING = "--no-allocation-site-pretenuring"
+
+const binProgram = join(repoRoot, "apps", "cli", "bin", "dropshelf")
 
 /** PATH as a shell outside npm sees it: npm and npx put the pinned Node 24 first, so drop those entries. */
 const plainPath = (process.env.PATH ?? "").split(delimiter).filter((dir) => !dir.includes("node_modules")).join(delimiter)
@@ -24,35 +33,211 @@ const nodeOnPath = (() => {
     return undefined
   }
 })()
+const olderNodeOnPath = nodeOnPath !== undefined && Number(nodeOnPath.slice(1).split(".")[0]) < 24
 
-/** PATH with the pinned Node 24 first, as npx and npm scripts have it. */
-const pinnedPath = [dirname(node24), plainPath].join(delimiter)
+const scratch = mkdtempSync(join(tmpdir(), "dropshelf-launcher-"))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
-describe("bin/dropshelf.js", () => {
-  it.skipIf(!existsSync("/proc/self/cmdline"))("started as a program, serves in the pid it was started as, node running with its flags", async () => {
-    const serving = await inspectServing({ executable: binScript, path: pinnedPath })
-    expect(serving.commandLine).toEqual(["node", SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)])
-    expect(serving.children).toEqual([])
-  }, 60_000)
+/** An executable shell script at `path`. */
+const script = (path: string, body: string) => {
+  mkdirSync(dirname(path), { recursive: true })
+  writeFileSync(path, `#!/bin/sh\n${body}\n`)
+  chmodSync(path, 0o755)
+  return path
+}
 
-  it.skipIf(nodeOnPath === undefined || Number(nodeOnPath.slice(1).split(".")[0]) >= 24 || !existsSync("/proc/self/cmdline"))(
-    `started under the node on PATH (${nodeOnPath ?? "none"}), passes its node flags on to the Node 24 it re-runs the CLI with`,
+/** A word for `sh -c`. */
+const shellWord = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
+
+interface Answer {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `argv` to its end, its stdout a pipe, or a terminal (util-linux `script`, which merges stderr in). */
+const ask = (argv: ReadonlyArray<string>, options: { readonly tty?: boolean | undefined; readonly env?: NodeJS.ProcessEnv } = {}) =>
+  new Promise<Answer>((resolveAnswer, reject) => {
+    const [command, ...args] = options.tty === true ? ["script", "-qec", argv.map(shellWord).join(" "), "/dev/null"] : argv
+    const child = spawn(command!, args, { cwd: repoRoot, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => resolveAnswer({ code, stdout, stderr }))
+  })
+
+const hasScript = (() => {
+  try {
+    execFileSync("script", ["--version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+describe("bin/dropshelf", () => {
+  /**
+   * A copy of the binary in a tree laid out as npm lays out this repo (node_modules/.bin/dropshelf
+   * → ../@dropshelf/cli/bin/dropshelf, node_modules/@dropshelf/cli → ../../apps/cli), beside a
+   * stand-in launcher that reports how it was started, and with a pinned node and a node first on
+   * PATH that record which of them ran.
+   */
+  const tree = () => {
+    const root = mkdtempSync(join(scratch, "tree-"))
+    const bin = join(root, "apps", "cli", "bin")
+    mkdirSync(bin, { recursive: true })
+    copyFileSync(binProgram, join(bin, "dropshelf"))
+    chmodSync(join(bin, "dropshelf"), 0o755)
+    writeFileSync(
+      join(bin, "dropshelf.js"),
+      `process.stdout.write(JSON.stringify({ pid: process.pid, execArgv: process.execArgv, args: process.argv.slice(2) }))\n` +
+        `process.exitCode = Number(process.env.FAKE_EXIT ?? 0)\n`
+    )
+    const record = join(root, "ran")
+    const pinned = script(join(root, "node_modules", "node", "bin", "node"), `echo pinned >> ${shellWord(record)}\nexec ${shellWord(node24)} "$@"`)
+    mkdirSync(join(root, "node_modules", "@dropshelf"), { recursive: true })
+    symlinkSync(join("..", "..", "apps", "cli"), join(root, "node_modules", "@dropshelf", "cli"))
+    mkdirSync(join(root, "node_modules", ".bin"))
+    symlinkSync(join("..", "@dropshelf", "cli", "bin", "dropshelf"), join(root, "node_modules", ".bin", "dropshelf"))
+    const pathNode = script(join(root, "elsewhere", "node"), `echo path >> ${shellWord(record)}\nexec ${shellWord(node24)} "$@"`)
+    const path = [dirname(pathNode), plainPath].join(delimiter)
+    const ran = () => (existsSync(record) ? readFileSync(record, "utf8").trim().split("\n") : [])
+    const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+      new Promise<{ pid: number | undefined; code: number | null; report: { pid: number; execArgv: Array<string>; args: Array<string> } }>(
+        (resolveRun, reject) => {
+          const child = spawn(join(root, "node_modules", ".bin", "dropshelf"), args, { cwd: root, env: { ...process.env, PATH: path, ...env } })
+          let stdout = ""
+          child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+          child.on("error", reject)
+          child.on("close", (code) => resolveRun({ pid: child.pid, code, report: JSON.parse(stdout) }))
+        }
+      )
+    return { pinned, ran, start }
+  }
+
+  it("starts the pinned node, not the one first on PATH, in the pid it was started as, with the arguments as given and the exit code passed back", async () => {
+    const { ran, start } = tree()
+    const args = ["keys", "create", "acct 1", "", "*", "$HOME", "it's", "--name=a\nb"]
+    const outcome = await start(args, { FAKE_EXIT: "7" })
+    expect(ran()).toEqual(["pinned"])
+    expect(outcome.report.args).toEqual(args)
+    expect(outcome.report.pid).toBe(outcome.pid)
+    expect(outcome.code).toBe(7)
+  })
+
+  it("gives node the memory flag for every command, and the pretenuring flag only to the commands that serve", async () => {
+    const { start } = tree()
+    expect((await start(["keys", "list", "--json"])).report.execArgv).toEqual([SEMI_SPACE])
+    expect((await start(["--help"])).report.execArgv).toEqual([SEMI_SPACE])
+    for (const serving of [["serve", "--port", "0"], ["demo"], ["worker"], ["--log-level", "debug", "serve"]]) {
+      expect((await start(serving)).report.execArgv).toEqual([SEMI_SPACE, NO_PRETENURING])
+    }
+  })
+
+  it("without a pinned node, starts the node on PATH", async () => {
+    const { pinned, ran, start } = tree()
+    rmSync(pinned)
+    expect((await start(["--version"])).report.args).toEqual(["--version"])
+    expect(ran()).toEqual(["path"])
+  })
+
+  it.skipIf(!existsSync("/proc/self/cmdline"))(
+    "with another node first on PATH (a shell on a machine with its own node), serves in the pid it was started as: the pinned Node 24 with the server's flags",
     async () => {
-      const serving = await inspectServing({ executable: binScript, path: plainPath })
-      expect(serving.commandLine).toEqual(["node", SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)])
-      expect(serving.children).toEqual([
-        [node24, SEMI_SPACE, "--no-allocation-site-pretenuring", binScript, "serve", "--port", expect.any(String)]
-      ])
+      const record = join(scratch, "path-node-ran")
+      const other = script(join(scratch, "other", "node"), `echo ran >> ${shellWord(record)}\nexec ${shellWord(node24)} "$@"`)
+      const serving = await inspectServing({ executable: binProgram, path: [dirname(other), plainPath].join(delimiter) })
+      expect(serving.commandLine).toEqual([node24, SEMI_SPACE, NO_PRETENURING, binScript, "serve", "--port", expect.any(String)])
+      expect(serving.children).toEqual([])
+      expect(existsSync(record)).toBe(false)
     },
     60_000
   )
 
-  it("runs a bundle of the sources as they are: a source that changes is built into a new bundle on the next run", async () => {
+  it("a command's failure is the CLI's: its one line and exit code", async () => {
+    const outcome = await run(["accounts", "create", "--plan", "free", "--json"], { via: { executable: binProgram, path: plainPath } })
+    expectOneLineFailure(outcome, 2, /--name/)
+  })
+})
+
+describe("bin/dropshelf.js", () => {
+  /** Records every module the launcher's process loads (`node --import` it), into the file DROPSHELF_TEST_LOADED names. */
+  const probe = join(scratch, "probe.mjs")
+  writeFileSync(
+    probe,
+    `import { registerHooks } from "node:module"\nimport { appendFileSync } from "node:fs"\n` +
+      `registerHooks({ load: (url, context, nextLoad) => { appendFileSync(process.env.DROPSHELF_TEST_LOADED, url + "\\n"); return nextLoad(url, context) } })\n`
+  )
+  let asked = 0
+
+  /** The environment of a shell whose colour settings are `colours`, and nothing else that could decide them. */
+  const envWith = (colours: Record<string, string>): NodeJS.ProcessEnv => {
+    const env = { ...process.env }
+    for (const name of ["NO_COLOR", "FORCE_COLOR", "TERM", "DATABASE_URL", "DROPSHELF_DATA_DIR"]) delete env[name]
+    return { ...env, ...colours }
+  }
+
+  /** Asks the launcher, and what it loaded besides Node's own modules. */
+  const askLauncher = async (args: ReadonlyArray<string>, options: { readonly tty?: boolean | undefined; readonly env: NodeJS.ProcessEnv }) => {
+    const loaded = join(scratch, `loaded-${asked++}`)
+    writeFileSync(loaded, "")
+    const answer = await ask([node24, "--import", pathToFileURL(probe).href, binScript, ...args], {
+      tty: options.tty,
+      env: { ...options.env, DROPSHELF_TEST_LOADED: loaded }
+    })
+    return { ...answer, loaded: readFileSync(loaded, "utf8").split("\n").filter((url) => url.startsWith("file:")) }
+  }
+  const launcherOnly = [pathToFileURL(binScript).href]
+
+  it.skipIf(!hasScript)(
+    "answers help and the version, asked again, without loading the CLI: byte for byte what the CLI prints, plain, on a terminal, and on a terminal with NO_COLOR",
+    async () => {
+      const modes = [
+        { name: "plain", tty: false, env: envWith({ TERM: "xterm-256color" }) },
+        { name: "terminal", tty: true, env: envWith({ TERM: "xterm-256color" }) },
+        { name: "terminal, NO_COLOR", tty: true, env: envWith({ TERM: "xterm-256color", NO_COLOR: "1" }) }
+      ]
+      for (const args of [["keys", "create", "--help"], ["--version"]]) {
+        const printed: Array<string> = []
+        for (const mode of modes) {
+          // The CLI itself, from the sources: no launcher, no copy.
+          const reference = await ask([node24, mainScript, ...args], mode)
+          expect(reference.code).toBe(0)
+          printed.push(reference.stdout)
+          const first = await askLauncher(args, mode)
+          const again = await askLauncher(args, mode)
+          expect({ mode: mode.name, code: first.code, stdout: first.stdout }).toEqual({ mode: mode.name, code: 0, stdout: reference.stdout })
+          expect({ mode: mode.name, code: again.code, stdout: again.stdout }).toEqual({ mode: mode.name, code: 0, stdout: reference.stdout })
+          expect({ mode: mode.name, loaded: again.loaded }).toEqual({ mode: mode.name, loaded: launcherOnly })
+        }
+        // The modes are told apart: colours on the terminal alone.
+        expect(printed.map((text) => text.includes("\x1b["))).toEqual([false, true, false])
+      }
+    },
+    240_000
+  )
+
+  it("asks the CLI every time for anything but help and the version alone", async () => {
+    const env = envWith({})
+    for (const args of [["keys", "create", "--json", "--help"], ["--version", "--json"]]) {
+      const first = await askLauncher(args, { env })
+      const again = await askLauncher(args, { env })
+      expect(first.code).toBe(0)
+      expect(again.stdout).toBe(first.stdout)
+      expect(again.loaded).not.toEqual(launcherOnly)
+    }
+  }, 120_000)
+
+  it("runs a bundle of the sources as they are: after a source changes, a new bundle is built and answers what was answered from a copy", async () => {
     const cache = join(repoRoot, "node_modules", ".cache", "dropshelf")
     const bundles = () => (existsSync(cache) ? readdirSync(cache).filter((name) => !name.includes(".")) : [])
-    const version = () => run(["--version"], { via: { executable: process.execPath, script: binScript } })
-    const first = await version()
+    const env = envWith({})
+    const help = ["reveals", "-h"]
+    const first = await askLauncher(help, { env })
     expect(first).toMatchObject({ code: 0, stderr: "" })
+    expect((await askLauncher(help, { env })).loaded).toEqual(launcherOnly)
     const before = bundles()
     expect(before.length).toBeGreaterThan(0)
     // An edit, as far as the launcher can tell: the file's modification time moves, to an instant
@@ -61,12 +246,12 @@ describe("bin/dropshelf.js", () => {
     const { atime, mtime } = statSync(source)
     utimesSync(source, atime, new Date())
     try {
-      const second = await version()
-      expect(second).toMatchObject({ code: 0, stderr: "" })
-      expect(second.stdout).toBe(first.stdout)
+      const second = await askLauncher(help, { env })
+      expect(second).toMatchObject({ code: 0, stderr: "", stdout: first.stdout })
       const added = bundles().filter((name) => !before.includes(name))
       expect(added).toHaveLength(1)
-      expect(existsSync(join(cache, added[0]!, "dropshelf.js"))).toBe(true)
+      expect(second.loaded).toContain(pathToFileURL(join(cache, added[0]!, "dropshelf.js")).href)
+      expect(await askLauncher(help, { env })).toMatchObject({ code: 0, stdout: first.stdout, loaded: launcherOnly })
     } finally {
       utimesSync(source, atime, mtime)
     }
@@ -87,6 +272,19 @@ describe("bin/dropshelf.js", () => {
     const version = await run(["--version"], { via: { executable: "node", script: binScript, path: plainPath } })
     expect(version.code).toBe(0)
   })
+
+  it.skipIf(!olderNodeOnPath || !existsSync("/proc/self/cmdline"))(
+    `started by the node on PATH (${nodeOnPath ?? "none"}) with node flags, passes them on to the Node 24 it re-runs the CLI with`,
+    async () => {
+      const withFlags = script(join(scratch, "node-with-flags"), `exec node ${SEMI_SPACE} ${NO_PRETENURING} "$@"`)
+      const serving = await inspectServing({ executable: withFlags, script: binScript, path: plainPath })
+      expect(serving.commandLine).toEqual(["node", SEMI_SPACE, NO_PRETENURING, binScript, "serve", "--port", expect.any(String)])
+      expect(serving.children).toEqual([
+        [node24, SEMI_SPACE, NO_PRETENURING, binScript, "serve", "--port", expect.any(String)]
+      ])
+    },
+    60_000
+  )
 
   it.skipIf(nodeOnPath === undefined)("passes SIGTERM on to the re-run CLI and its exit code back", async () => {
     const target = embeddedTarget()
