@@ -26,7 +26,7 @@ const serve = async (target: Target, env: Record<string, string>) => {
 
 describe("refused-key settings", () => {
   const target = embeddedTargets()
-  afterEach(killStragglers)
+  afterEach(() => killStragglers())
 
   it("DROPSHELF_AUTH_FAILURES_PER_MINUTE and DROPSHELF_TRUSTED_PROXIES reach the server", async () => {
     const { me, server } = await serve(target(), {

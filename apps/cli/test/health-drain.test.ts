@@ -12,7 +12,7 @@ if (redisUrl === undefined) console.info("health-drain: /readyz is checked witho
 
 describe("health and drain", () => {
   const target = embeddedTargets()
-  afterEach(killStragglers)
+  afterEach(() => killStragglers())
 
   it("/readyz is 200 while serving, 503 draining at once on SIGTERM; requests during the drain are answered; exit 0", async () => {
     const port = await freePort()

@@ -8,7 +8,7 @@ import { embeddedTargets, expectOneLineFailure, freePort, killStragglers, run, r
 
 describe("DROPSHELF_SINCE_HORIZON_DAYS", () => {
   const target = embeddedTargets()
-  afterEach(killStragglers)
+  afterEach(() => killStragglers())
 
   it("is refused out of range at start, naming it", async () => {
     const made = target()
