@@ -7,8 +7,8 @@ import { type BuildRecord, staleWarning } from "./Staleness.ts"
 /*
  * The entry of the `dropshelf` binary (bin/dropshelf.js) and of the bundle (`npm run build`): a
  * bundle run on a Node older than `engines.node` stops with the command that works, and one older
- * than its checkout says so, before the CLI loads; then the CLI (main.ts) runs. The
- * tests run main.ts directly. Node's flags come from the launcher's first line, not from here.
+ * than its checkout says so, before the CLI loads; then the CLI (main.ts) runs. Node's flags
+ * come from the launcher's first line, not from here.
  */
 
 /** Set by `npm run build` in the bundle only; the sources leave them undeclared. */

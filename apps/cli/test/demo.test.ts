@@ -4,7 +4,8 @@ import { embeddedTarget, freePort, start } from "./support.ts"
 /** `npm start`: first run seeds and prints working keys; a later run reuses the directory and rotates them. */
 
 describe("dropshelf demo (npm start)", () => {
-  const target = embeddedTarget()
+  // A new checkout's first `npm start`: no data directory yet.
+  const target = embeddedTarget({ empty: true })
   afterAll(() => target.dispose())
 
   const runDemo = async (port: number) => {

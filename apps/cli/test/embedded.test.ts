@@ -1,4 +1,5 @@
 import { operatorSuite } from "./operatorSuite.ts"
 import { embeddedTarget } from "./support.ts"
 
-operatorSuite("embedded", async () => embeddedTarget())
+// From a data directory that does not exist yet: the first command makes the database, as on a new machine.
+operatorSuite("embedded", async () => embeddedTarget({ empty: true }))

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll } from "vitest"
+import { copyPgliteTemplate } from "../../../scripts/PgliteTemplate.ts"
 
 /*
  * The CLI as an operator's script sees it: a child process, its stdout, stderr and exit code,
@@ -41,8 +42,15 @@ export interface Target {
   readonly dispose: () => Promise<void>
 }
 
-export const embeddedTarget = (): Target => {
+/**
+ * A data directory of its own. By default it holds a copy of the empty PGlite database
+ * (scripts/PgliteTemplate.ts), as a directory does once its first process has opened it: the
+ * first command then skips initdb, and still applies every migration itself. `empty`: a
+ * directory that does not exist yet, as on a new machine.
+ */
+export const embeddedTarget = (options: { readonly empty?: boolean } = {}): Target => {
   const dir = mkdtempSync(join(tmpdir(), "dropshelf-cli-"))
+  if (options.empty !== true) copyPgliteTemplate(join(dir, "data", "pgdata"))
   return {
     name: "embedded",
     embedded: true,

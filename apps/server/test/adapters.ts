@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { RateLimiter } from "@dropshelf/core"
+import { copyPgliteTemplate } from "../../../scripts/PgliteTemplate.ts"
 import { type Adapter, memoryAdapter, type Ports } from "./harness.ts"
 
 type StoreSqlModule = typeof import("@dropshelf/store-sql")
@@ -65,6 +66,8 @@ export const adapters: ReadonlyArray<Adapter> = [
   sqlAdapter("sql-pglite", (sql) => {
     const dir = mkdtempSync(join(tmpdir(), "dropshelf-server-test-"))
     pgliteDirs.push(dir)
+    // A copy of the empty database rather than initdb's seconds of CPU; migrated as any other.
+    copyPgliteTemplate(join(dir, "pgdata"))
     return sql.StoreSql.layerPgliteClient({ dataDir: dir })
   }),
   sqlAdapter(

@@ -1,7 +1,9 @@
 /**
  * `dropshelf` as real processes, for the tests that need what only a process shows (several
- * instances on one database, a server killed with SIGKILL): the CLI through Node's type
- * stripping, `serve` on a port, and a fresh database on the server of DATABASE_URL.
+ * instances on one database, a server killed with SIGKILL): the CLI as `npx dropshelf` runs it
+ * (the launcher on the pinned Node 24, running its bundle of the current sources, which starts
+ * in a fraction of the time the sources take to strip and link), `serve` on a port, and a fresh
+ * database on the server of DATABASE_URL.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
@@ -11,8 +13,8 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
-const node = join(repoRoot, "node_modules", ".bin", "node")
-const mainScript = join(repoRoot, "apps", "cli", "src", "main.ts")
+const node = join(repoRoot, "node_modules", "node", "bin", "node")
+const launcher = join(repoRoot, "apps", "cli", "bin", "dropshelf.js")
 
 /** The environment of a child: only what the test sets decides where it stores and counts. */
 const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
@@ -24,7 +26,7 @@ const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
 /** Runs `dropshelf <args> --json`; its JSON document, or a rejection with its stderr. */
 export const cli = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<any> =>
   new Promise((resolveRun, reject) => {
-    const child = spawn(node, [mainScript, ...args, "--json"], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(node, [launcher, ...args, "--json"], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
@@ -58,7 +60,7 @@ export interface Instance {
 /** `dropshelf serve --port <port>` (a free one by default), resolved once it says it is serving. */
 export const serve = async (env: Record<string, string>, port?: number): Promise<Instance> => {
   const listening = port ?? await freePort()
-  const child = spawn(node, [mainScript, "serve", "--port", String(listening)], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(node, [launcher, "serve", "--port", String(listening)], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
   let output = ""
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))

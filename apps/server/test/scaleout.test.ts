@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { copyPgliteTemplate } from "../../../scripts/PgliteTemplate.ts"
 import { cli, freePort, freshDatabase, type Instance, serve } from "./processes.ts"
 
 const databaseUrl = process.env.DATABASE_URL?.trim() || undefined
@@ -128,6 +129,7 @@ describe("Redis unreachable", () => {
     dir = mkdtempSync(join(tmpdir(), "dropshelf-scaleout-"))
     // Embedded storage, so this runs everywhere; the storage plays no part in the fallback.
     const storage = { DROPSHELF_DATA_DIR: join(dir, "data") }
+    copyPgliteTemplate(join(storage.DROPSHELF_DATA_DIR, "pgdata"))
     const { key } = await accountWithKey(storage, "pro", "no-redis")
     instance = await serve({ ...storage, REDIS_URL: "redis://127.0.0.1:1" })
 
@@ -213,6 +215,7 @@ describe.skipIf(skipOutage !== undefined)(`Redis stopped and started again under
     dir = mkdtempSync(join(tmpdir(), "dropshelf-redis-outage-"))
     // Embedded storage, so this runs everywhere; the storage plays no part in the counting.
     const storage = { DROPSHELF_DATA_DIR: join(dir, "data") }
+    copyPgliteTemplate(join(storage.DROPSHELF_DATA_DIR, "pgdata"))
     const created = await cli(["accounts", "create", "--name", "outage", "--plan", "pro"], storage)
     const keyOf = async (name: string) => (await cli(["keys", "create", created.id, "--name", name], storage)).key as string
     // `shared` is measured before the outage and then carries the load; `during` is spent while Redis is down.

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { Webhook as StandardWebhook } from "standardwebhooks"
 import { RateLimiter } from "@dropshelf/core"
 import { type Adapter, account, addListings, call, listing, type Ports, type Running, start } from "./harness.ts"
+import { copyPgliteTemplate } from "../../../scripts/PgliteTemplate.ts"
 import { cli, freePort, freshDatabase, serve } from "./processes.ts"
 import { eventually, receiver } from "./receiver.ts"
 
@@ -139,6 +140,7 @@ const killNine = (storage: string, env: () => Promise<{ env: Record<string, stri
 
 killNine("embedded PGlite", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "dropshelf-kill9-data-"))
+  copyPgliteTemplate(join(dataDir, "pgdata"))
   return { env: { DROPSHELF_DATA_DIR: dataDir }, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) }
 })
 

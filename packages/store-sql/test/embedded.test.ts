@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { copyPgliteTemplate } from "../../../scripts/PgliteTemplate.ts"
 import { StoreSql } from "../src/index.ts"
 import { DATABASE_URL } from "./support.ts"
 
@@ -20,6 +21,13 @@ const node = join(repoRoot, "node_modules/.bin/node")
 const child = fileURLToPath(new URL("./fixtures/open-data-dir.ts", import.meta.url))
 
 const freshDir = () => mkdtempSync(join(tmpdir(), "dropshelf-embedded-"))
+
+/** For the tests of the lock: a directory whose database initdb has made already (a copy of it, scripts/PgliteTemplate.ts). */
+const initialisedDir = () => {
+  const dataDir = freshDir()
+  copyPgliteTemplate(join(dataDir, "pgdata"))
+  return dataDir
+}
 
 interface Running {
   readonly process: ChildProcess
@@ -76,7 +84,7 @@ describe("sql (pglite) embedded data directory", () => {
 
   it.live("a second process is refused with one line naming the holder's pid", () =>
     Effect.gen(function*() {
-      const dataDir = freshDir()
+      const dataDir = initialisedDir()
       yield* Effect.gen(function*() {
         yield* StoreSql.migrate
         const second = start(dataDir)
@@ -93,7 +101,7 @@ describe("sql (pglite) embedded data directory", () => {
 
   it.live("this process is refused while a child holds the directory, and takes over once it dies", () =>
     Effect.gen(function*() {
-      const dataDir = freshDir()
+      const dataDir = initialisedDir()
       const holder = start(dataDir)
       yield* Effect.promise(() => waitFor(() => holder.stdout().includes("opened"), "the child to open the store"))
       const refused = yield* Effect.flip(Effect.provide(StoreSql.migrate, open(dataDir)))
@@ -111,7 +119,7 @@ describe("sql (pglite) embedded data directory", () => {
 
   it.live("one process cannot open one directory twice; a garbage lock file counts as stale", () =>
     Effect.gen(function*() {
-      const dataDir = freshDir()
+      const dataDir = initialisedDir()
       yield* Effect.gen(function*() {
         const refused = yield* Effect.flip(Effect.provide(StoreSql.migrate, open(dataDir)))
         assert.strictEqual(refused.reason, "DataDirInUse")

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
+import { pgliteTemplateDump } from "../../../scripts/PgliteTemplate.ts"
 import * as PgliteClient from "../src/PgliteClient.ts"
 import { CopyLoader, StoreSql } from "../src/index.ts"
 
@@ -35,7 +36,11 @@ const migrated = (client: SqlClient.SqlClient) =>
 let sharedPglite: Promise<PGlite> | undefined
 
 const pglite = (): Promise<PGlite> => {
-  sharedPglite ??= PGlite.create({ extensions: { btree_gist, pg_trgm } })
+  if (sharedPglite === undefined) {
+    // In memory, from a copy of the empty database when there is one: initdb would cost seconds.
+    const template = pgliteTemplateDump()
+    sharedPglite = PGlite.create({ extensions: { btree_gist, pg_trgm }, ...(template === undefined ? {} : { loadDataDir: template }) })
+  }
   return sharedPglite
 }
 
