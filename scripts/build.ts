@@ -13,7 +13,7 @@
  * removed first, and nothing else: the tests build into folders of their own inside `dist/`)
  */
 import * as esbuild from "esbuild"
-import { chmodSync, readFileSync, rmSync } from "node:fs"
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
 import { minimumOf } from "../apps/cli/src/NodeSupport.ts"
 import { type BuildRecord, headCommit } from "../apps/cli/src/Staleness.ts"
@@ -48,6 +48,25 @@ export const shebang = `#!/usr/bin/env -S node ${launcherNodeFlags.join(" ")}`
  */
 const external = ["@electric-sql/pglite", "@electric-sql/pglite/*", "wordsninja/*"]
 
+/**
+ * The core reads the word list through `dictionaryWords()`; the bundle's version requires it on
+ * the first call, so the ~55 ms of parsing and its garbage fall only on a process that masks
+ * (an import, a seed), not on every command's or server's start.
+ */
+const lazyDictionary: esbuild.Plugin = {
+  name: "lazy-dictionary",
+  setup: (build) => {
+    build.onLoad({ filter: /[\\/]packages[\\/]core[\\/]src[\\/]domain[\\/]Dictionary\.ts$/ }, () => ({
+      loader: "js",
+      contents: [
+        `import { createRequire } from "node:module"`,
+        `let words`,
+        `export const dictionaryWords = () => words ??= createRequire(import.meta.url)("wordsninja/words-en.json")`
+      ].join("\n")
+    }))
+  }
+}
+
 /** package.json's `engines.node`, which the bundle enforces at start: a `>=` range it can read. */
 const engines: string = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).engines.node
 if (minimumOf(engines) === undefined) throw new Error(`package.json engines.node ${JSON.stringify(engines)} is not a >= range the bundle can check`)
@@ -74,6 +93,7 @@ export const build = async (outdir: string, options: { readonly commit?: string;
     target: "node24",
     chunkNames: "chunks/[name]-[hash]",
     external,
+    plugins: [lazyDictionary],
     // Not minified: the gain in memory was nil (measured) and stack traces stay readable.
     sourcemap: options.forLauncher === true ? false : "linked",
     // CommonJS dependencies (ws, redis) call `require`, which an ES module does not have.
@@ -87,6 +107,9 @@ export const build = async (outdir: string, options: { readonly commit?: string;
     logLevel: options.forLauncher === true ? "silent" : "warning"
   })
   chmodSync(join(outdir, "dropshelf.js"), 0o755)
+  // Its own package scope: under node_modules (the launcher's copy) no package.json above says
+  // "module", and Node would first try each chunk as CommonJS to find out what it is.
+  writeFileSync(join(outdir, "package.json"), `${JSON.stringify({ type: "module" })}\n`)
   // esbuild keeps its service process alive for the next build; the launcher builds once and then
   // serves, and a server should not carry a stray child.
   if (options.forLauncher === true) await esbuild.stop()

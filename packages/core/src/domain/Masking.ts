@@ -1,5 +1,5 @@
 import { parse } from "tldts"
-import dictionary from "wordsninja/words-en.json" with { type: "json" }
+import { dictionaryWords } from "./Dictionary.ts"
 
 /*
  * mask_hint, word_count and length_bucket: the public shape of a name.
@@ -39,7 +39,7 @@ interface Trie {
 let trie: Trie | undefined
 const dictionaryTrie = (): Trie => {
   if (trie !== undefined) return trie
-  const words = dictionary as ReadonlyArray<string>
+  const words = dictionaryWords()
   // Built with a Map first, then laid out flat.
   const next = new Map<number, number>()
   let nodes = 1
