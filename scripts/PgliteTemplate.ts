@@ -1,5 +1,6 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { createHash } from "node:crypto"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { basename, dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 /*
@@ -7,8 +8,12 @@ import { fileURLToPath } from "node:url"
  * about 5 s of CPU and half a gigabyte each time, while opening a copy of one costs what any
  * reopen does. The template is made once per PGlite version (the globalSetup of vitest.config.ts
  * makes it before the first test file starts) and kept in node_modules/.cache beside the
- * launcher's bundle. It is initdb's output only: every test still migrates its database itself.
- * Without a template (a test file run some other way) the helpers give what they gave before.
+ * launcher's bundle. It is initdb's output only, for the tests that watch a database migrate.
+ *
+ * A second template is the same database migrated (about 3 s of CPU more at each first open,
+ * and a few hundred megabytes), for the tests that only need a dropshelf database: it is made
+ * again whenever the migrations' source changes. Without a template (a test file run some
+ * other way) the helpers give what they gave before.
  */
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
@@ -45,14 +50,61 @@ export const ensurePgliteTemplate = async (): Promise<void> => {
   }
 }
 
+/** The migrated template, named by the migrations' source so that a changed migration makes a new one. */
+const migrationsSource = join(root, "packages", "store-sql", "src", "Migrations.ts")
+const migratedDir = (): string =>
+  `${templateDir}-migrated-${createHash("sha256").update(readFileSync(migrationsSource)).digest("hex").slice(0, 16)}`
+
 /**
- * Copies the template's data directory to `pgdata`, which must not exist yet: what a new
- * embedded data directory holds once its first process has opened it, before any migration.
- * False, and nothing written, when there is no template.
+ * Makes the migrated template unless there is one (after `ensurePgliteTemplate`, from a copy of
+ * its database); older ones, of other migrations, are removed.
  */
-export const copyPgliteTemplate = (pgdata: string): boolean => {
+export const ensureMigratedPgliteTemplate = async (): Promise<void> => {
+  const target = migratedDir()
+  if (existsSync(join(target, "pgdata", "PG_VERSION")) || !existsSync(templateDump)) return
+  const building = `${target}.${process.pid}.building`
+  rmSync(building, { recursive: true, force: true })
+  mkdirSync(building, { recursive: true })
+  try {
+    cpSync(templatePgdata, join(building, "pgdata"), { recursive: true })
+    const [{ Effect }, { SqlClient }, { PgliteClient, StoreSql }] = await Promise.all([
+      import("effect"),
+      import("effect/sql"),
+      import("../packages/store-sql/src/index.ts")
+    ])
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const db = yield* StoreSql.openPglite(join(building, "pgdata"), StoreSql.PGLITE_COMMAND_SETTINGS)
+      yield* Effect.provideService(StoreSql.migrate, SqlClient.SqlClient, yield* PgliteClient.make(db))
+      // Written back to the data files, so a copy replays no WAL.
+      yield* Effect.promise(() => db.exec("CHECKPOINT"))
+    })))
+    try {
+      renameSync(building, target)
+    } catch {
+      // Another run put its template there first.
+    }
+    const prefix = `${basename(templateDir)}-migrated-`
+    for (const name of readdirSync(dirname(templateDir))) {
+      if (name.startsWith(prefix) && !name.includes(".building") && join(dirname(templateDir), name) !== target) {
+        rmSync(join(dirname(templateDir), name), { recursive: true, force: true })
+      }
+    }
+  } finally {
+    rmSync(building, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Copies a template's data directory to `pgdata`, which must not exist yet: by default what a
+ * new embedded data directory holds once its first process has opened it, before any
+ * migration; `migrated`, the same with every migration applied. False, and nothing written,
+ * when there is no such template.
+ */
+export const copyPgliteTemplate = (pgdata: string, options: { readonly migrated?: boolean } = {}): boolean => {
   if (!existsSync(templateDump)) return false
-  cpSync(templatePgdata, pgdata, { recursive: true })
+  const source = options.migrated === true ? join(migratedDir(), "pgdata") : templatePgdata
+  if (!existsSync(join(source, "PG_VERSION"))) return false
+  cpSync(source, pgdata, { recursive: true })
   return true
 }
 

@@ -2,12 +2,12 @@ import { execFile } from "node:child_process"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { ensurePgliteTemplate } from "./PgliteTemplate.ts"
+import { ensureMigratedPgliteTemplate, ensurePgliteTemplate } from "./PgliteTemplate.ts"
 
 /*
  * vitest's globalSetup: what many test files would otherwise each make for themselves at once
  * on a clean clone, made once before the first file starts, one on each core.
- * - The empty PGlite database the tests copy (scripts/PgliteTemplate.ts).
+ * - The empty PGlite database the tests copy, and the same migrated (scripts/PgliteTemplate.ts).
  * - The launcher's bundle of the CLI (apps/cli/bin/dropshelf.js builds it on first use into
  *   node_modules/.cache/dropshelf), which the suites that start `dropshelf` processes run.
  */
@@ -20,5 +20,5 @@ const launcherBundle = () =>
     .catch(() => undefined)
 
 export default async function setup() {
-  await Promise.all([ensurePgliteTemplate(), launcherBundle()])
+  await Promise.all([ensurePgliteTemplate().then(ensureMigratedPgliteTemplate), launcherBundle()])
 }

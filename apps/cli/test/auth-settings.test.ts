@@ -25,7 +25,7 @@ const serve = async (target: Target, env: Record<string, string>) => {
 }
 
 describe("refused-key settings", () => {
-  const target = embeddedTargets()
+  const target = embeddedTargets({ migrated: true })
   afterEach(() => killStragglers())
 
   it("DROPSHELF_AUTH_FAILURES_PER_MINUTE and DROPSHELF_TRUSTED_PROXIES reach the server", async () => {
@@ -56,7 +56,7 @@ describe("refused-key settings", () => {
     )
   })
 
-  it.skipIf(redisUrl === undefined)("with REDIS_URL two instances share one count per address", async () => {
+  it.skipIf(redisUrl === undefined)(`with REDIS_URL two instances share one count per address${redisUrl === undefined ? " (skipped: REDIS_URL is not set)" : ""}`, async () => {
     const env = { REDIS_URL: redisUrl!, DROPSHELF_AUTH_FAILURES_PER_MINUTE: "3", DROPSHELF_TRUSTED_PROXIES: "127.0.0.1/32" }
     const first = await serve(target(), env)
     const second = await serve(target(), env)

@@ -100,7 +100,7 @@ describe("backup and restore", TIMEOUT, () => {
   })
 
   it("embedded: a backup taken while serving restores into an empty data directory, and reads the same", async () => {
-    const target = embeddedTarget()
+    const target = embeddedTarget({ migrated: true })
     targets.push(target)
     const on = { env: target.env }
     const file = join(tmpdir(), `dropshelf-backup-${process.pid}-${Date.now()}.tar.gz`)
@@ -141,8 +141,9 @@ describe("backup and restore", TIMEOUT, () => {
     rmSync(garbage, { force: true })
   })
 
-  it.skipIf(adminUrl === undefined || adminUrl === "" || !hasPgTools)(
-    "server PostgreSQL: dropshelf refuses and names pg_dump; the documented pg_dump and pg_restore restore into an empty database that reads the same",
+  const serverSkip = adminUrl === undefined || adminUrl === "" ? "DATABASE_URL is not set" : hasPgTools ? undefined : "pg_dump is not on PATH"
+  it.skipIf(serverSkip !== undefined)(
+    `server PostgreSQL: dropshelf refuses and names pg_dump; the documented pg_dump and pg_restore restore into an empty database that reads the same${serverSkip === undefined ? "" : ` (skipped: ${serverSkip})`}`,
     async () => {
       const source = await serverTarget(adminUrl!)
       const empty = await serverTarget(adminUrl!)

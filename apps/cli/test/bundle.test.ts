@@ -55,7 +55,7 @@ describe.skipIf(!existsSync("/proc/self/cmdline"))("the bundle run as a program"
 describe("the bundle serves the API", { timeout: 240_000 }, () => {
   let target: Target
   beforeAll(async () => {
-    target = embeddedTarget()
+    target = embeddedTarget({ migrated: true })
   })
   afterEach(() => killStragglers())
   afterAll(async () => {

@@ -11,7 +11,7 @@ const redisUrl = process.env.REDIS_URL?.trim() || undefined
 if (redisUrl === undefined) console.info("health-drain: /readyz is checked without Redis: set REDIS_URL to check it with")
 
 describe("health and drain", () => {
-  const target = embeddedTargets()
+  const target = embeddedTargets({ migrated: true })
   afterEach(() => killStragglers())
 
   it("/readyz is 200 while serving, 503 draining at once on SIGTERM; requests during the drain are answered; exit 0", async () => {

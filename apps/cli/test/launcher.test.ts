@@ -263,7 +263,7 @@ describe("bin/dropshelf.js", () => {
     expect(outcome.stdout).toContain("0.1.0")
   })
 
-  it.skipIf(nodeOnPath === undefined)(`runs under the node on PATH (${nodeOnPath ?? "none"}), re-executing on Node 24 if needed`, async () => {
+  it.skipIf(nodeOnPath === undefined)(`runs under the node on PATH (${nodeOnPath ?? "none"}), re-executing on Node 24 if needed${nodeOnPath === undefined ? " (skipped: no node on PATH)" : ""}`, async () => {
     const outcome = await run(["accounts", "create", "--plan", "free", "--json"], { via: { executable: "node", script: binScript, path: plainPath } })
     // Reaches the CLI's own argument check: the launcher worked and passed the exit code on.
     expect(outcome.code).toBe(2)
@@ -286,8 +286,8 @@ describe("bin/dropshelf.js", () => {
     60_000
   )
 
-  it.skipIf(nodeOnPath === undefined)("passes SIGTERM on to the re-run CLI and its exit code back", async () => {
-    const target = embeddedTarget()
+  it.skipIf(nodeOnPath === undefined)(`passes SIGTERM on to the re-run CLI and its exit code back${nodeOnPath === undefined ? " (skipped: no node on PATH)" : ""}`, async () => {
+    const target = embeddedTarget({ migrated: true })
     try {
       const port = await freePort()
       const server = start(["serve", "--port", String(port)], {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { embeddedTargets, expectOneLineFailure, freePort, killStragglers, run, runJson, start } from "./support.ts"
 
 describe("DROPSHELF_SINCE_HORIZON_DAYS", () => {
-  const target = embeddedTargets()
+  const target = embeddedTargets({ migrated: true })
   afterEach(() => killStragglers())
 
   it("is refused out of range at start, naming it", async () => {

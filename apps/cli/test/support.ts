@@ -45,12 +45,18 @@ export interface Target {
 /**
  * A data directory of its own. By default it holds a copy of the empty PGlite database
  * (scripts/PgliteTemplate.ts), as a directory does once its first process has opened it: the
- * first command then skips initdb, and still applies every migration itself. `empty`: a
- * directory that does not exist yet, as on a new machine.
+ * first command then skips initdb, and still applies every migration itself. `migrated`: a copy
+ * of the same database migrated, as a directory is once any command has run, for the tests that
+ * do not watch migrations. `empty`: a directory that does not exist yet, as on a new machine.
  */
-export const embeddedTarget = (options: { readonly empty?: boolean } = {}): Target => {
+export interface TargetOptions {
+  readonly empty?: boolean
+  readonly migrated?: boolean
+}
+
+export const embeddedTarget = (options: TargetOptions = {}): Target => {
   const dir = mkdtempSync(join(tmpdir(), "dropshelf-cli-"))
-  if (options.empty !== true) copyPgliteTemplate(join(dir, "data", "pgdata"))
+  if (options.empty !== true) copyPgliteTemplate(join(dir, "data", "pgdata"), { migrated: options.migrated === true })
   return {
     name: "embedded",
     embedded: true,
@@ -63,13 +69,13 @@ export const embeddedTarget = (options: { readonly empty?: boolean } = {}): Targ
  * For a describe block: a maker of fresh embedded targets, each disposed after the block.
  * Call it in the block's body, where vitest registers the `afterAll`.
  */
-export const embeddedTargets = (): (() => Target) => {
+export const embeddedTargets = (options: TargetOptions = {}): (() => Target) => {
   const made: Array<Target> = []
   afterAll(async () => {
     for (const target of made) await target.dispose()
   })
   return () => {
-    const target = embeddedTarget()
+    const target = embeddedTarget(options)
     made.push(target)
     return target
   }

@@ -21,6 +21,7 @@ import { account, call, type Running, watchesLayer } from "./harness.ts"
 import { receiver } from "./otlp.ts"
 import { cli, freePort, freshDatabase, type Instance, serve } from "./processes.ts"
 import { has, scrape, sum } from "./prometheus.ts"
+import { copyPgliteTemplate } from "../../../scripts/PgliteTemplate.ts"
 
 const COUNT = "db_client_connection_count"
 const USED = "db_client_connection_state=\"used\""
@@ -51,9 +52,11 @@ const scrapeUntil = async (metricsPort: number, done: (figures: Awaited<ReturnTy
 }
 
 const dirs: Array<string> = []
+/** An embedded data directory holding a migrated database already (a copy, scripts/PgliteTemplate.ts). */
 const freshDir = () => {
   const dir = mkdtempSync(join(tmpdir(), "dropshelf-pool-metrics-"))
   dirs.push(dir)
+  copyPgliteTemplate(join(dir, "pgdata"), { migrated: true })
   return dir
 }
 afterAll(() => {

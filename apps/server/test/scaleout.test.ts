@@ -129,7 +129,7 @@ describe("Redis unreachable", () => {
     dir = mkdtempSync(join(tmpdir(), "dropshelf-scaleout-"))
     // Embedded storage, so this runs everywhere; the storage plays no part in the fallback.
     const storage = { DROPSHELF_DATA_DIR: join(dir, "data") }
-    copyPgliteTemplate(join(storage.DROPSHELF_DATA_DIR, "pgdata"))
+    copyPgliteTemplate(join(storage.DROPSHELF_DATA_DIR, "pgdata"), { migrated: true })
     const { key } = await accountWithKey(storage, "pro", "no-redis")
     instance = await serve({ ...storage, REDIS_URL: "redis://127.0.0.1:1" })
 
@@ -215,7 +215,7 @@ describe.skipIf(skipOutage !== undefined)(`Redis stopped and started again under
     dir = mkdtempSync(join(tmpdir(), "dropshelf-redis-outage-"))
     // Embedded storage, so this runs everywhere; the storage plays no part in the counting.
     const storage = { DROPSHELF_DATA_DIR: join(dir, "data") }
-    copyPgliteTemplate(join(storage.DROPSHELF_DATA_DIR, "pgdata"))
+    copyPgliteTemplate(join(storage.DROPSHELF_DATA_DIR, "pgdata"), { migrated: true })
     const created = await cli(["accounts", "create", "--name", "outage", "--plan", "pro"], storage)
     const keyOf = async (name: string) => (await cli(["keys", "create", created.id, "--name", name], storage)).key as string
     // `shared` is measured before the outage and then carries the load; `during` is spent while Redis is down.

@@ -140,7 +140,7 @@ const killNine = (storage: string, env: () => Promise<{ env: Record<string, stri
 
 killNine("embedded PGlite", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "dropshelf-kill9-data-"))
-  copyPgliteTemplate(join(dataDir, "pgdata"))
+  copyPgliteTemplate(join(dataDir, "pgdata"), { migrated: true })
   return { env: { DROPSHELF_DATA_DIR: dataDir }, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) }
 })
 

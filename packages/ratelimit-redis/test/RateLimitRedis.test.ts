@@ -137,7 +137,7 @@ describe("RedisPing, what /readyz asks", () => {
     expect((await pinged("redis://127.0.0.1:1"))._tag).toBe("Failure")
   })
 
-  it.skipIf(url === undefined)("answers while the limiter counts in Redis", async () => {
+  it.skipIf(url === undefined)(`answers while the limiter counts in Redis${url === undefined ? " (skipped: REDIS_URL is not set)" : ""}`, async () => {
     expect((await pinged(url!))._tag).toBe("Success")
   })
 })
