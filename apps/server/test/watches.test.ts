@@ -123,7 +123,8 @@ for (const adapter of adapters) {
       }
     })
 
-    it.runIf(adapter.name === "memory")("a receiver that fails then succeeds gets the event again after the schedule's 5 s, with the same webhook-id", async () => {
+    // On one adapter: it waits out the retry schedule, which is the core's and not the storage's.
+    if (adapter.name === "memory") it("a receiver that fails then succeeds gets the event again after the schedule's 5 s, with the same webhook-id", async () => {
       const hook = await receiver((_request, index) => (index === 0 ? 503 : 204))
       try {
         const business = await account(server, "business", "watch-retry")
