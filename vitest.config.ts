@@ -11,8 +11,8 @@ export default defineConfig({
     maxWorkers: availableParallelism() + 1,
     // The files that start processes first, so the run does not end on one of them alone.
     sequence: { sequencer: SlowFirstSequencer },
-    // What many files would each make at once on a clean clone, made once first: the empty
-    // PGlite database they copy and the launcher's bundle of the CLI (scripts/testSetup.ts).
+    // What many files would each make at once on a clean clone, made once first: the PGlite
+    // databases they copy (empty and migrated) and the launcher's bundle of the CLI (scripts/testSetup.ts).
     globalSetup: ["./scripts/testSetup.ts"],
     // The progress reporter keeps a run without a terminal talking: which files still run, and
     // each skipped suite with what it needs (scripts/ProgressReporter.ts).

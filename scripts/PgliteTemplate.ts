@@ -26,22 +26,18 @@ const templatePgdata = join(templateDir, "pgdata")
 /** The same data directory as PGlite's own dump (a tar), for instances kept in memory. */
 const templateDump = join(templateDir, "pgdata.tar")
 
-/** Makes the template unless there is one; concurrent makers are safe (made aside, then renamed). */
-export const ensurePgliteTemplate = async (): Promise<void> => {
-  if (existsSync(templateDump)) return
-  const building = `${templateDir}.${process.pid}.building`
+/**
+ * Makes `target` by `fill` in a directory of its own beside it, then renames it into place, so a
+ * template is whole or absent and concurrent makers are safe: the first rename wins.
+ */
+const makeAside = async (target: string, fill: (building: string) => Promise<void>): Promise<void> => {
+  const building = `${target}.${process.pid}.building`
   rmSync(building, { recursive: true, force: true })
   mkdirSync(building, { recursive: true })
   try {
-    const { PGlite } = await import("@electric-sql/pglite")
-    const db = await PGlite.create({ dataDir: join(building, "pgdata") })
-    // Written back to the data files first, as the embedded backup does, so a copy replays no WAL.
-    await db.exec("CHECKPOINT")
-    const dump = await db.dumpDataDir("none")
-    await db.close()
-    writeFileSync(join(building, "pgdata.tar"), new Uint8Array(await dump.arrayBuffer()))
+    await fill(building)
     try {
-      renameSync(building, templateDir)
+      renameSync(building, target)
     } catch {
       // Another run put its template there first.
     }
@@ -50,22 +46,34 @@ export const ensurePgliteTemplate = async (): Promise<void> => {
   }
 }
 
+/** Makes the template unless there is one. */
+export const ensurePgliteTemplate = async (): Promise<void> => {
+  if (existsSync(templateDump)) return
+  await makeAside(templateDir, async (building) => {
+    const { PGlite } = await import("@electric-sql/pglite")
+    const db = await PGlite.create({ dataDir: join(building, "pgdata") })
+    // Written back to the data files first, as the embedded backup does, so a copy replays no WAL.
+    await db.exec("CHECKPOINT")
+    const dump = await db.dumpDataDir("none")
+    await db.close()
+    writeFileSync(join(building, "pgdata.tar"), new Uint8Array(await dump.arrayBuffer()))
+  })
+}
+
 /** The migrated template, named by the migrations' source so that a changed migration makes a new one. */
-const migrationsSource = join(root, "packages", "store-sql", "src", "Migrations.ts")
-const migratedDir = (): string =>
-  `${templateDir}-migrated-${createHash("sha256").update(readFileSync(migrationsSource)).digest("hex").slice(0, 16)}`
+const migratedPrefix = `${basename(templateDir)}-migrated-`
+const migratedDir = join(
+  dirname(templateDir),
+  `${migratedPrefix}${createHash("sha256").update(readFileSync(join(root, "packages", "store-sql", "src", "Migrations.ts"))).digest("hex").slice(0, 16)}`
+)
 
 /**
  * Makes the migrated template unless there is one (after `ensurePgliteTemplate`, from a copy of
  * its database); older ones, of other migrations, are removed.
  */
 export const ensureMigratedPgliteTemplate = async (): Promise<void> => {
-  const target = migratedDir()
-  if (existsSync(join(target, "pgdata", "PG_VERSION")) || !existsSync(templateDump)) return
-  const building = `${target}.${process.pid}.building`
-  rmSync(building, { recursive: true, force: true })
-  mkdirSync(building, { recursive: true })
-  try {
+  if (existsSync(join(migratedDir, "pgdata", "PG_VERSION")) || !existsSync(templateDump)) return
+  await makeAside(migratedDir, async (building) => {
     cpSync(templatePgdata, join(building, "pgdata"), { recursive: true })
     const [{ Effect }, { SqlClient }, { PgliteClient, StoreSql }] = await Promise.all([
       import("effect"),
@@ -78,19 +86,11 @@ export const ensureMigratedPgliteTemplate = async (): Promise<void> => {
       // Written back to the data files, so a copy replays no WAL.
       yield* Effect.promise(() => db.exec("CHECKPOINT"))
     })))
-    try {
-      renameSync(building, target)
-    } catch {
-      // Another run put its template there first.
+  })
+  for (const name of readdirSync(dirname(templateDir))) {
+    if (name.startsWith(migratedPrefix) && !name.includes(".building") && join(dirname(templateDir), name) !== migratedDir) {
+      rmSync(join(dirname(templateDir), name), { recursive: true, force: true })
     }
-    const prefix = `${basename(templateDir)}-migrated-`
-    for (const name of readdirSync(dirname(templateDir))) {
-      if (name.startsWith(prefix) && !name.includes(".building") && join(dirname(templateDir), name) !== target) {
-        rmSync(join(dirname(templateDir), name), { recursive: true, force: true })
-      }
-    }
-  } finally {
-    rmSync(building, { recursive: true, force: true })
   }
 }
 
@@ -102,7 +102,7 @@ export const ensureMigratedPgliteTemplate = async (): Promise<void> => {
  */
 export const copyPgliteTemplate = (pgdata: string, options: { readonly migrated?: boolean } = {}): boolean => {
   if (!existsSync(templateDump)) return false
-  const source = options.migrated === true ? join(migratedDir(), "pgdata") : templatePgdata
+  const source = options.migrated === true ? join(migratedDir, "pgdata") : templatePgdata
   if (!existsSync(join(source, "PG_VERSION"))) return false
   cpSync(source, pgdata, { recursive: true })
   return true
