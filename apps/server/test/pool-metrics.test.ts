@@ -12,6 +12,7 @@ import { SqlClient } from "effect/sql"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { inspect } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AvailabilityCheck, Cursor, Directory, Operators, RateLimiter } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
@@ -63,6 +64,36 @@ afterAll(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 })
 
+/** The server in this process on the embedded database of `dataDir`, its metrics on `metricsPort`. */
+const startInProcess = async (
+  dataDir: string,
+  metricsPort: number,
+  made: (runtime: ManagedRuntime.ManagedRuntime<any, unknown>) => void
+): Promise<Running> => {
+  const storage = PoolMetrics.layerExport.pipe(
+    Layer.provideMerge(Layer.effectDiscard(StoreSql.migrate).pipe(Layer.provideMerge(StoreSql.layerPglite({ dataDir }))))
+  )
+  const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, watchesLayer()).pipe(
+    Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
+    Layer.provide(AvailabilityCheck.AvailabilityCheck.layerStampOnly),
+    Layer.provideMerge(RateLimiter.layerInProcess),
+    Layer.provideMerge(storage),
+    Layer.provideMerge(StoreMemory.layerCrypto)
+  )
+  const quiet = Logger.map(Logger.formatStructured, () => {})
+  const stack = Server.layer({ port: 0, shutdownTimeout: "2 seconds", logger: quiet, metricsPort }).pipe(Layer.provideMerge(core))
+  const runtime = ManagedRuntime.make(stack as Layer.Layer<any, unknown>)
+  made(runtime)
+  const address = await runtime.runPromise(HttpServer.HttpServer.useSync((found) => found.address) as Effect.Effect<any>)
+  return {
+    base: `http://127.0.0.1:${address.port}`,
+    exchanges: [],
+    logs: [],
+    run: (effect) => runtime.runPromise(effect as Effect.Effect<any, any, never>),
+    close: () => runtime.dispose()
+  }
+}
+
 describe("pool metrics: embedded PGlite, exported in this process", () => {
   let server: Running
   let runtime: ManagedRuntime.ManagedRuntime<any, unknown>
@@ -70,27 +101,17 @@ describe("pool metrics: embedded PGlite, exported in this process", () => {
   const dataDir = freshDir()
 
   beforeAll(async () => {
-    metricsPort = await freePort()
-    const storage = PoolMetrics.layerExport.pipe(
-      Layer.provideMerge(Layer.effectDiscard(StoreSql.migrate).pipe(Layer.provideMerge(StoreSql.layerPglite({ dataDir }))))
-    )
-    const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, watchesLayer()).pipe(
-      Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
-      Layer.provide(AvailabilityCheck.AvailabilityCheck.layerStampOnly),
-      Layer.provideMerge(RateLimiter.layerInProcess),
-      Layer.provideMerge(storage),
-      Layer.provideMerge(StoreMemory.layerCrypto)
-    )
-    const quiet = Logger.map(Logger.formatStructured, () => {})
-    const stack = Server.layer({ port: 0, shutdownTimeout: "2 seconds", logger: quiet, metricsPort }).pipe(Layer.provideMerge(core))
-    runtime = ManagedRuntime.make(stack as Layer.Layer<any, unknown>)
-    const address = await runtime.runPromise(HttpServer.HttpServer.useSync((found) => found.address) as Effect.Effect<any>)
-    server = {
-      base: `http://127.0.0.1:${address.port}`,
-      exchanges: [],
-      logs: [],
-      run: (effect) => runtime.runPromise(effect as Effect.Effect<any, any, never>),
-      close: () => runtime.dispose()
+    // The operator port is chosen free, then bound by the server: on a busy machine another
+    // process may take it in between, so a start that lost its port tries another.
+    for (let attempt = 1; ; attempt++) {
+      metricsPort = await freePort()
+      try {
+        server = await startInProcess(dataDir, metricsPort, (made) => (runtime = made))
+        return
+      } catch (error) {
+        await runtime?.dispose()
+        if (attempt === 5 || !inspect(error, { depth: 8 }).includes("EADDRINUSE")) throw error
+      }
     }
   })
 

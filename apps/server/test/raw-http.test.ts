@@ -103,9 +103,16 @@ for (const adapter of adapters) {
 
     it("a client that half-closes before its answer is taken to have gone; a request the half-close cuts short is the 400 envelope", async () => {
       const key = await account(server, "pro", "half-close")
-      const me = await rawExchange(server.base, `GET /api/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\n\r\n`, { halfClose: true })
-      // No answer is written, as to any client that went away (decision 0200); the request still reached the log.
-      expect(me).toBeUndefined()
+      // No answer is written, as to any client that went away (decision 0200); the request still
+      // reached the log. The request and the half-close are two writes: a busy server may read the
+      // request alone and answer before the close arrives, which is then a whole exchange (a 200).
+      // Of a few tries, one must find the server told of the close first.
+      const answers = []
+      for (let attempt = 0; attempt < 5 && (answers.length === 0 || answers.at(-1) !== undefined); attempt++) {
+        answers.push(await rawExchange(server.base, `GET /api/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.secret}\r\n\r\n`, { halfClose: true }))
+      }
+      expect(answers.at(-1)).toBeUndefined()
+      for (const answered of answers.slice(0, -1)) expect(answered?.status).toBe(200)
       await expect.poll(() => server.logs.some((entry) => entry.path === "/api/v1/me" && entry.key_prefix === key.prefix)).toBe(true)
       const cut = await rawExchange(
         server.base,
