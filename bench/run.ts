@@ -317,7 +317,7 @@ const main = async () => {
     console.log(`mixed workload: ${mixed.total} responses (${statuses}); ${mixed.walksCutShort} later pages asked for after a last page, warm-up included`)
     for (const failure of mixed.failures) console.log(`  not 200: ${failure}`)
   }
-  console.log(`idle server RSS: ${idleRss.toFixed(0)} MB (the bundle of npm run build)${idleRssFromSources === undefined ? "" : `; ${idleRssFromSources.toFixed(0)} MB from the sources`}`)
+  console.log(`idle server RSS: ${idleRss.toFixed(0)} MB (${process.env.BENCH_BUNDLE ?? "the bundle of npm run build"})${idleRssFromSources === undefined ? "" : `; ${idleRssFromSources.toFixed(0)} MB from the sources`}`)
   if (pull !== undefined && runs("since")) console.log(`since pull after the mixes: ${pull.pulled} rows at ${pull.rate.toFixed(0)} rows/s, peak server RSS ${pull.peakRss.toFixed(0)} MB`)
   if (freshPull !== undefined) console.log(`since pull, fresh server: ${freshPull.pulled} rows at ${freshPull.rate.toFixed(0)} rows/s, peak server RSS ${freshPull.peakRss.toFixed(0)} MB`)
   if (snapshots !== undefined) {
