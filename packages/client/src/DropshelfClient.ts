@@ -20,7 +20,10 @@ export interface Options {
   readonly apiKey: string
   /** How requests are retried; `false` sends each once. */
   readonly retry?: RetryPolicy.Options | false | undefined
-  /** How long one attempt waits for an answer before it counts as a network failure. Default 30 s. */
+  /**
+   * How long one attempt waits for its whole answer (a snapshot's stream: for each next byte)
+   * before it counts as a network failure. Default 30 s.
+   */
   readonly timeoutMs?: number | undefined
 }
 

@@ -1,5 +1,5 @@
-import { Clock, Duration, Effect, Random, Result } from "effect"
-import { Headers, HttpClient, HttpClientError, type HttpClientResponse } from "effect/http"
+import { Clock, Duration, Effect, Random, Result, Stream } from "effect"
+import { Headers, HttpClient, HttpClientError, type HttpClientRequest, HttpClientResponse } from "effect/http"
 import { parseList } from "structured-headers"
 
 /*
@@ -142,20 +142,44 @@ export const decide = (
 const isNetworkFailure = (error: unknown) =>
   HttpClientError.isHttpClientError(error) && error.reason._tag === "TransportError"
 
+const stalled = (request: HttpClientRequest.HttpClientRequest, timeoutMs: number, what: string) =>
+  new HttpClientError.HttpClientError({
+    reason: new HttpClientError.TransportError({ request, description: `${what} within ${timeoutMs} ms` })
+  })
+
+/** Whether an answer is a stream to be read as it arrives (the bulk snapshot's NDJSON), not a document. */
+const isStream = (response: HttpClientResponse.HttpClientResponse) =>
+  (response.headers["content-type"] ?? "").toLowerCase().startsWith("application/x-ndjson")
+
+/**
+ * The answer with its body read within the attempt: a document whole (it is small), a stream
+ * as it arrives, failing once no byte has come for `timeoutMs`. A server that sends the head
+ * and then stalls would otherwise keep the caller waiting for ever.
+ */
+const readWithin = (request: HttpClientRequest.HttpClientRequest, timeoutMs: number) =>
+(response: HttpClientResponse.HttpClientResponse) => {
+  const rebuilt = (body: ConstructorParameters<typeof Response>[0]) =>
+    HttpClientResponse.fromWeb(request, new Response(body, { status: response.status, headers: response.headers }))
+  if (isStream(response)) {
+    const idle = Stream.timeoutOrElse(response.stream, {
+      duration: Duration.millis(timeoutMs),
+      orElse: () => Stream.fail(stalled(request, timeoutMs, "no byte of the answer's body"))
+    })
+    return Effect.succeed(rebuilt(Stream.toReadableStream(idle)))
+  }
+  return Effect.map(response.arrayBuffer, (bytes) => rebuilt(bytes.byteLength === 0 ? null : bytes))
+}
+
 /**
  * Each attempt ends after `timeoutMs` without an answer (its request is aborted), as a network
- * failure, so the retries treat it like a dropped connection.
+ * failure, so the retries treat it like a dropped connection. The answer's body is part of the
+ * attempt: a document must arrive whole within the time, a stream must not pause that long.
  */
 export const withTimeout = (timeoutMs: number) => <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
   HttpClient.transform(client, (send, request) =>
-    Effect.timeoutOrElse(send, {
+    Effect.timeoutOrElse(Effect.flatMap(send, readWithin(request, timeoutMs)), {
       duration: Duration.millis(timeoutMs),
-      orElse: () =>
-        Effect.fail(
-          new HttpClientError.HttpClientError({
-            reason: new HttpClientError.TransportError({ request, description: `no answer within ${timeoutMs} ms` })
-          })
-        )
+      orElse: () => Effect.fail(stalled(request, timeoutMs, "no answer"))
     }))
 
 /** Sends each request again while `decide` says so, waiting the delay it names. */

@@ -15,9 +15,13 @@ interface Seen {
   readonly headers: http.IncomingHttpHeaders
 }
 
-/** One scripted answer: a status, headers and JSON body; `drop` closes the connection unanswered; `hang` never answers. */
+/**
+ * One scripted answer: a status, headers and JSON body; `drop` closes the connection unanswered;
+ * `hang` never answers; `stall` sends the head and the start of a body, then nothing more.
+ */
 type Step =
   | { readonly status: number; readonly headers?: Record<string, string>; readonly body: unknown }
+  | { readonly stall: { readonly headers: Record<string, string>; readonly start: string } }
   | "drop"
   | "hang"
 
@@ -62,6 +66,11 @@ describe("retries against a stub server", () => {
       const step = script.shift() ?? { status: 500, body: envelope("server_error", "the script ran out") }
       if (step === "drop") return void request.socket.destroy()
       if (step === "hang") return void hanging.push(response)
+      if ("stall" in step) {
+        response.writeHead(200, step.stall.headers)
+        response.write(step.stall.start)
+        return void hanging.push(response)
+      }
       response.writeHead(step.status, { "content-type": "application/json", ...step.headers })
       response.end(JSON.stringify(step.body))
     })
@@ -208,6 +217,29 @@ describe("retries against a stub server", () => {
     expect(me.plan).toBe("pro")
     expect(seen).toHaveLength(2)
     expect(retries.map((retry) => retry.reason)).toEqual(["network"])
+  }, 20_000)
+
+  it("ends an attempt whose answer stops half-way through its body, and sends it again", async () => {
+    const { client, retries } = clientWith({}, 300)
+    script = [{ stall: { headers: { "content-type": "application/json" }, start: JSON.stringify(ME).slice(0, 20) } }, ok(ME)]
+    const me = await client.me()
+    expect(me.plan).toBe("pro")
+    expect(seen).toHaveLength(2)
+    expect(retries.map((retry) => retry.reason)).toEqual(["network"])
+  }, 20_000)
+
+  it("ends a snapshot whose stream stops for longer than the time-out, after the lines that came", async () => {
+    const { client } = clientWith({}, 300)
+    script = [{ stall: { headers: { "content-type": "application/x-ndjson" }, start: JSON.stringify(LISTING) + "\n" } }]
+    const lines: Array<unknown> = []
+    const started = Date.now()
+    const failure = await (async () => {
+      for await (const line of client.listings.snapshot()) lines.push(line)
+    })().catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(DropshelfTransportError)
+    expect(lines).toEqual([expect.objectContaining({ id: LISTING.id })])
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(seen).toHaveLength(1)
   }, 20_000)
 
   it("gives up on the network after maxRetries, with a transport error", async () => {
