@@ -1,6 +1,7 @@
 import { Effect, Exit, Result, Stream } from "effect"
 import { FetchHttpClient } from "effect/http"
-import type { Hold as HoldSchemas, Listing as ListingSchemas, ListQuery, Me as MeSchemas } from "@dropshelf/core"
+import type { WatchesApi } from "@dropshelf/api"
+import type { Hold as HoldSchemas, Listing as ListingSchemas, ListQuery, Me as MeSchemas, WatchView } from "@dropshelf/core"
 import * as DropshelfClient from "./DropshelfClient.ts"
 import { DropshelfError, DropshelfTransportError, fromCause } from "./DropshelfError.ts"
 import * as Idempotency from "./Idempotency.ts"
@@ -21,6 +22,15 @@ export type Hold = HoldSchemas.HoldView
 export type HoldResponse = HoldSchemas.HoldResponse
 export type HoldList = HoldSchemas.HoldList
 export type HoldOutcome = HoldSchemas.HoldOutcome
+export type Watch = WatchView.WatchView
+export type CreatedWatch = WatchView.CreatedWatchView
+export type WatchList = WatchView.WatchList
+export type WatchMatchPage = WatchView.MatchPage
+export type WatchDeliveryAttempts = WatchView.AttemptList
+export type RotatedWatchSecret = WatchView.RotatedSecretView
+export type WatchResend = WatchView.ResendView
+export type CreateWatch = typeof WatchesApi.CreateWatchBody.Type
+export type WatchChange = typeof WatchesApi.PatchWatchBody.Type
 
 export interface DropshelfOptions extends DropshelfClient.Options {
   /** The `fetch` to send with; default the platform's. */
@@ -102,6 +112,27 @@ export class Dropshelf {
     readonly end: (holdId: string, outcome?: HoldOutcome, options?: WriteOptions) => Promise<HoldResponse>
   }
 
+  /** Saved filters that report each listing as it becomes readable and passes them (docs/api.md, Watches). */
+  readonly watches: {
+    /** A new watch; with a `webhook_url`, its signing secret `webhook_secret`, shown this once. */
+    readonly create: (watch: CreateWatch, options?: WriteOptions) => Promise<CreatedWatch>
+    /** The account's watches, oldest first, without secrets. */
+    readonly list: (options?: CallOptions) => Promise<WatchList>
+    readonly get: (id: string, options?: CallOptions) => Promise<Watch>
+    /** Changes any of `name`, `query`, `webhook_url`, `paused`; a new webhook's secret comes in this answer only. */
+    readonly update: (id: string, change: WatchChange, options?: WriteOptions) => Promise<CreatedWatch>
+    /** Deletes the watch with its matches and pending deliveries. */
+    readonly delete: (id: string, options?: WriteOptions) => Promise<void>
+    /** A new signing secret, shown this once; the previous one keeps signing beside it for 24 hours. */
+    readonly rotateSecret: (id: string, options?: WriteOptions) => Promise<RotatedWatchSecret>
+    /** One page of the watch's matches, oldest first: follow `next_cursor`; a later call with the last cursor returns only newer ones. */
+    readonly matches: (id: string, page?: { readonly cursor?: string; readonly limit?: number }, options?: CallOptions) => Promise<WatchMatchPage>
+    /** The latest 100 webhook delivery attempts, newest first. */
+    readonly deliveries: (id: string, options?: CallOptions) => Promise<WatchDeliveryAttempts>
+    /** One more delivery of an event (a match's `id`), with the same `webhook-id`. */
+    readonly retry: (id: string, eventId: string, options?: WriteOptions) => Promise<WatchResend>
+  }
+
   readonly #client: DropshelfClient.Client
   readonly #fetch: typeof globalThis.fetch | undefined
 
@@ -124,6 +155,17 @@ export class Dropshelf {
           (client) => client.holds.end({ params: { id: holdId }, payload: outcome === undefined ? {} : { outcome } }),
           options
         )
+    }
+    this.watches = {
+      create: (watch, options) => this.#run((client) => client.watches.create({ payload: watch }), options),
+      list: (options) => this.#run((client) => client.watches.list(), options),
+      get: (id, options) => this.#run((client) => client.watches.get({ params: { id } }), options),
+      update: (id, change, options) => this.#run((client) => client.watches.update({ params: { id }, payload: change }), options),
+      delete: (id, options) => this.#run((client) => Effect.asVoid(client.watches.delete({ params: { id } })), options),
+      rotateSecret: (id, options) => this.#run((client) => client.watches.rotateSecret({ params: { id } }), options),
+      matches: (id, page, options) => this.#run((client) => client.watches.matches({ params: { id }, query: page ?? {} }), options),
+      deliveries: (id, options) => this.#run((client) => client.watches.deliveries({ params: { id } }), options),
+      retry: (id, eventId, options) => this.#run((client) => client.watches.retry({ params: { id, event: eventId } }), options)
     }
   }
 

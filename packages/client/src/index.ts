@@ -8,6 +8,8 @@
  */
 export {
   type CallOptions,
+  type CreatedWatch,
+  type CreateWatch,
   Dropshelf,
   type DropshelfOptions,
   type Hold,
@@ -18,8 +20,16 @@ export {
   type ListingPage,
   type Me,
   type RevealedListing,
+  type RotatedWatchSecret,
   type SinceFeed,
+  type Snapshot,
   type Tombstone,
+  type Watch,
+  type WatchChange,
+  type WatchDeliveryAttempts,
+  type WatchList,
+  type WatchMatchPage,
+  type WatchResend,
   type WriteOptions
 } from "./Dropshelf.ts"
 export { DropshelfError, DropshelfTransportError, type ErrorFields } from "./DropshelfError.ts"

@@ -220,5 +220,34 @@ for (const adapter of adapters) {
       expect(recorded.sent).toHaveLength(1)
       expect(feed.syncedAt).toBeUndefined()
     })
+
+    it("manages watches: create, list, read, change, pull matches and attempts, and delete, refusals as DropshelfError", async () => {
+      const key = await account(server, "business", "client-watches")
+      const watches = client(key.secret).watches
+      const created = await watches.create({ name: "com names", query: { tld: "com", rsMin: 10 } })
+      expect(created).toMatchObject({ name: "com names", query: { tld: "com", rsMin: "10" }, webhook: null })
+      expect(created).not.toHaveProperty("webhook_secret")
+
+      expect((await watches.list()).data.map((watch) => watch.id)).toEqual([created.id])
+      expect(await watches.get(created.id)).toMatchObject({ id: created.id, name: "com names" })
+      const changed = await watches.update(created.id, { name: "paused com names", paused: true })
+      expect(changed).toMatchObject({ id: created.id, name: "paused com names", paused: true })
+
+      const page = await watches.matches(created.id, { limit: 10 })
+      expect(page).toEqual({ data: [], next_cursor: null, has_more: false })
+      expect(await watches.deliveries(created.id)).toEqual({ data: [] })
+      // Rotating asks for a webhook to sign for; this watch has none.
+      expect(await refusalOf(watches.rotateSecret(created.id))).toMatchObject({ status: 400, code: "invalid_request" })
+      expect(await refusalOf(watches.retry(created.id, "no-such-event"))).toMatchObject({ status: 404, code: "not_found" })
+      expect(await refusalOf(watches.create({ name: "bad", query: { rsMin: "high" } }))).toMatchObject({
+        status: 400,
+        code: "invalid_request",
+        fields: { parameter: "query.rsMin" }
+      })
+
+      expect(await watches.delete(created.id)).toBeUndefined()
+      expect(await refusalOf(watches.get(created.id))).toMatchObject({ status: 404, code: "not_found" })
+      expect((await watches.list()).data).toEqual([])
+    })
   })
 }
