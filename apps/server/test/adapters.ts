@@ -22,13 +22,20 @@ try {
   loadError = `@dropshelf/store-sql could not be loaded: ${error instanceof Error ? error.message : String(error)}`
 }
 
-const sqlAdapter = (name: string, client: (sql: StoreSqlModule) => Layer.Layer<any, unknown>, skip?: string): Adapter => ({
+const sqlAdapter = (
+  name: string,
+  client: (sql: StoreSqlModule) => Layer.Layer<any, unknown>,
+  skip?: string,
+  options: { readonly embedded?: boolean } = {}
+): Adapter => ({
   name,
   skip: skip ?? loadError,
   layer: () => {
     const sql = storeSql!
     const migrated = Layer.effectDiscard(sql.StoreSql.migrate).pipe(Layer.provideMerge(client(sql)))
-    return Layer.mergeAll(sql.StoreSql.layerStores, RateLimiter.layerInProcess).pipe(
+    // The embedded deployment's ports (its snapshot spooled), as `dropshelf serve` opens them.
+    const stores = options.embedded === true ? sql.StoreSql.layerStoresEmbedded : sql.StoreSql.layerStores
+    return Layer.mergeAll(stores, RateLimiter.layerInProcess).pipe(
       Layer.provide(migrated)
     ) as Layer.Layer<Ports, unknown>
   }
@@ -70,7 +77,7 @@ export const adapters: ReadonlyArray<Adapter> = [
     // opened with the small shared_buffers of a short-lived process (zeroing 128 MB is most of an open).
     copyPgliteTemplate(join(dir, "pgdata"), { migrated: true })
     return sql.StoreSql.layerPgliteClient({ dataDir: dir, settings: sql.StoreSql.PGLITE_COMMAND_SETTINGS })
-  }),
+  }, undefined, { embedded: true }),
   sqlAdapter(
     "sql-server",
     (sql) => freshServerDatabase(sql, databaseUrl!),

@@ -19,6 +19,7 @@ import * as SqlIdempotencyStore from "./SqlIdempotencyStore.ts"
 import * as SqlKeyStore from "./SqlKeyStore.ts"
 import * as SqlListingStore from "./SqlListingStore.ts"
 import * as SqlRevealStore from "./SqlRevealStore.ts"
+import * as SpooledSnapshot from "./SpooledSnapshot.ts"
 import * as SqlWatchStore from "./SqlWatchStore.ts"
 
 /** The six storage ports of the core. */
@@ -317,11 +318,21 @@ export const layerServerClient = (
 ): Layer.Layer<SqlClient.SqlClient | CopyLoader.CopyLoader | PoolMetrics.PoolMetrics, StoreOpenError> =>
   Layer.merge(layerPgClient(options), CopyLoader.layer(options.url))
 
-/** Embedded deployment: the six ports and the SqlClient over PGlite in `dataDir`, and its dump. */
+/** Embedded deployment: the six ports (`layerStoresEmbedded`) and the SqlClient over PGlite in `dataDir`, and its dump. */
 export const layerPglite = (
   options: { readonly dataDir: string; readonly settings?: PgliteSettings }
 ): Layer.Layer<Services | EmbeddedDump | PoolMetrics.PoolMetrics, StoreOpenError> =>
-  layerStores.pipe(Layer.provideMerge(layerPgliteClient(options)))
+  layerStoresEmbedded.pipe(Layer.provideMerge(layerPgliteClient(options)))
+
+/**
+ * The six ports as `layerStores` gives them, for the embedded database's one connection: its
+ * bulk snapshot is read into a file before the first chunk is handed on, so a slow client
+ * never holds the connection (SpooledSnapshot.ts).
+ */
+export const layerStoresEmbedded: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlClient.SqlClient> = Layer.effectContext(
+  Effect.map(Layer.build(layerStores), (context) =>
+    Context.add(context, ListingStore.ListingStore, SpooledSnapshot.spooled(Context.get(context, ListingStore.ListingStore))))
+)
 
 /**
  * Server deployment: the six ports and the SqlClient over the PostgreSQL at `url`, listening
