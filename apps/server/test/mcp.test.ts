@@ -205,6 +205,30 @@ describe("MCP endpoint", () => {
       await expect(connected.client.callTool({ name: "delete_everything", arguments: {} })).rejects.toThrow(/search_listings/)
       await connected.close()
     })
+
+    it("a request whose params the protocol refuses is -32602 invalid params naming the parameter, in a batch too", async () => {
+      const key = await account(server, "pro", "mcp-invalid-params")
+      const headers = { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" }
+      const single = await call(server, "POST", "/mcp", {
+        key: key.secret,
+        headers,
+        body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list", params: { cursor: 5 } })
+      })
+      expect(single.status).toBe(200)
+      expect(single.body).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32602, message: expect.stringMatching(/^Invalid params: params\.cursor: .*string/) } })
+      const batch = await call(server, "POST", "/mcp", {
+        key: key.secret,
+        headers,
+        body: JSON.stringify([
+          { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+          { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: 5 } }
+        ])
+      })
+      expect(batch.status).toBe(200)
+      const answers = new Map((batch.body as Array<any>).map((answer) => [answer.id, answer]))
+      expect(answers.get(1).result.tools.length).toBeGreaterThan(0)
+      expect(answers.get(2).error).toEqual({ code: -32602, message: expect.stringMatching(/^Invalid params: params\.name: /) })
+    })
   })
 
   describe("reads", () => {

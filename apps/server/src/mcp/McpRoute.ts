@@ -145,6 +145,46 @@ const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<
   })
 }
 
+const INTERNAL_ERROR = -32603
+const INVALID_PARAMS = -32602
+
+/**
+ * The SDK answers a request whose params its own schema refuses (`tools/list` with a number for
+ * `cursor`, say) with -32603, internal error, and zod's issues as JSON text for the message.
+ * JSON-RPC names that -32602, invalid params; the message becomes the first issue, by path.
+ * Any other error is left as the SDK gave it.
+ */
+const asInvalidParams = (error: { readonly code: number; readonly message: string }) => {
+  if (error.code !== INTERNAL_ERROR) return error
+  let issues: unknown
+  try {
+    issues = JSON.parse(error.message)
+  } catch {
+    return error
+  }
+  const first = Array.isArray(issues) ? issues[0] : undefined
+  if (typeof first !== "object" || first === null || !Array.isArray(first.path) || typeof first.message !== "string") return error
+  return { code: INVALID_PARAMS, message: `Invalid params: ${first.path.join(".")}: ${first.message}` }
+}
+
+/** The transport's JSON answer with every schema refusal as invalid params (`asInvalidParams`). */
+const withInvalidParams = async (response: Response): Promise<Response> => {
+  if (!(response.headers.get("content-type") ?? "").startsWith("application/json")) return response
+  const text = await response.text()
+  const rewrite = (message: any) =>
+    typeof message === "object" && message !== null && typeof message.error === "object" && message.error !== null
+      ? { ...message, error: asInvalidParams(message.error) }
+      : message
+  let body = text
+  if (text.includes(String(INTERNAL_ERROR))) {
+    const parsed = JSON.parse(text)
+    body = JSON.stringify(Array.isArray(parsed) ? parsed.map(rewrite) : rewrite(parsed))
+  }
+  const headers = new Headers(response.headers)
+  headers.delete("content-length")
+  return new Response(body, { status: response.status, statusText: response.statusText, headers })
+}
+
 /** One MCP exchange on a fresh SDK server and stateless transport, closed once the answer is ready. */
 const exchange = async (call: CallContext, url: string, headers: Record<string, string>, body: string, parsed: unknown) => {
   const mcp = await (sdk ??= loadSdk())
@@ -159,7 +199,7 @@ const exchange = async (call: CallContext, url: string, headers: Record<string, 
   await server.connect(transport)
   try {
     const request = new Request(url, { method: "POST", headers, body })
-    return await transport.handleRequest(request, parsed === undefined ? {} : { parsedBody: parsed })
+    return await withInvalidParams(await transport.handleRequest(request, parsed === undefined ? {} : { parsedBody: parsed }))
   } finally {
     await transport.close()
     await server.close()
