@@ -1,6 +1,6 @@
 import { RateLimiter, Time } from "@dropshelf/core"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
-import { Context, Duration, Effect, Exit, Layer, References, Schedule, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, References, Schedule, Scope } from "effect"
 import { Redis } from "effect/persistence"
 
 /** Both scripts' start: `now` from Redis's own clock, and the start of its window of ARGV[1] ms. */
@@ -45,9 +45,17 @@ return { count, window + length }
 export const REDIS_TIMEOUT_MS = 2_000
 
 /**
+ * While Redis is unreachable, how often one request asks it again; the others count in-process
+ * at once. Without it, a Redis that hangs (a connection that takes commands and never answers)
+ * would make every keyed request wait `REDIS_TIMEOUT_MS` before falling back.
+ */
+export const PROBE_INTERVAL_MS = 1_000
+
+/**
  * The `RateLimiter` port on Redis. When Redis cannot be reached the request is counted by the
  * in-process limiter instead, and the switch is logged once each way: limits stay per key but
- * become per instance until Redis answers again (decision 0110).
+ * become per instance until Redis answers again (decision 0110). Meanwhile one request a
+ * `PROBE_INTERVAL_MS` tries Redis; the rest do not wait for it.
  */
 export const make = Effect.gen(function*() {
   const redis = yield* Redis.Redis
@@ -55,6 +63,7 @@ export const make = Effect.gen(function*() {
   const peek = redis.eval(peekScript)
   const fallback = yield* RateLimiter.makeInProcess
   let degraded = false
+  let nextProbeAt = 0
 
   /** One step on Redis, or on the in-process counters when Redis does not answer in time. */
   const onRedis = (
@@ -63,27 +72,44 @@ export const make = Effect.gen(function*() {
     peeked: boolean,
     instead: () => Effect.Effect<RateLimiter.RateDecision>
   ): Effect.Effect<RateLimiter.RateDecision> =>
-    step.pipe(
-      Effect.timeout(REDIS_TIMEOUT_MS),
-      Effect.flatMap(([count, resetAt]) =>
-        Effect.as(
-          degraded
-            ? Effect.sync(() => {
-              degraded = false
-            }).pipe(Effect.andThen(Effect.logInfo("Redis answers again: rate limits are shared across instances")))
-            : Effect.void,
-          RateLimiter.decisionOf(Number(count), limit, Number(resetAt), peeked)
-        )
-      ),
-      Effect.catch((cause) =>
-        Effect.andThen(
-          degraded ? Effect.void : Effect.sync(() => {
-            degraded = true
-          }).pipe(Effect.andThen(Effect.logWarning("Redis unreachable: counting rate limits in this process", String(cause)))),
-          Effect.suspend(instead)
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if (degraded) {
+        if (now < nextProbeAt) return Effect.suspend(instead)
+        // One probe at a time: none other until this one has answered or given up.
+        nextProbeAt = now + REDIS_TIMEOUT_MS + PROBE_INTERVAL_MS
+      }
+      return step.pipe(
+        Effect.timeout(REDIS_TIMEOUT_MS),
+        Effect.flatMap(([count, resetAt]) =>
+          Effect.as(
+            degraded
+              ? Effect.sync(() => {
+                degraded = false
+              }).pipe(Effect.andThen(Effect.logInfo("Redis answers again: rate limits are shared across instances")))
+              : Effect.void,
+            RateLimiter.decisionOf(Number(count), limit, Number(resetAt), peeked)
+          )
+        ),
+        Effect.catch((cause) =>
+          Effect.andThen(
+            Effect.flatMap(Clock.currentTimeMillis, (failedAt) =>
+              Effect.sync(() => {
+                // The next probe a whole interval after this one gave up, not after it started.
+                nextProbeAt = failedAt + PROBE_INTERVAL_MS
+                const first = !degraded
+                degraded = true
+                return first
+              })
+            ).pipe(
+              Effect.flatMap((first) =>
+                first ? Effect.logWarning("Redis unreachable: counting rate limits in this process", String(cause)) : Effect.void
+              )
+            ),
+            Effect.suspend(instead)
+          )
         )
       )
-    )
+    })
 
   return RateLimiter.RateLimiter.of({
     hit: (keyId, limit, windowMs = Time.MINUTE) =>

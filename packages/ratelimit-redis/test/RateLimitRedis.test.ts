@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { RateLimiter } from "@dropshelf/core"
 import { RateLimitRedis } from "@dropshelf/ratelimit-redis"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
+import * as net from "node:net"
 
 const url = process.env.REDIS_URL
 
@@ -99,6 +100,78 @@ describe.skipIf(url === undefined)(`Redis rate limiter${url === undefined ? " (s
       await Promise.all([one.dispose(), other.dispose()])
     }
   })
+})
+
+/**
+ * A TCP proxy to `target` that can hold everything it is given, both ways, while keeping its
+ * connections open (what a Redis that hangs looks like to its clients), and pass it all on later.
+ */
+const freezableProxy = async (target: URL) => {
+  let frozen = false
+  const held: Array<() => void> = []
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 6379), target.hostname)
+    sockets.add(client).add(upstream)
+    const pass = (to: net.Socket) => (data: Buffer) => frozen ? held.push(() => to.write(data)) : to.write(data)
+    client.on("data", pass(upstream))
+    upstream.on("data", pass(client))
+    for (const [one, other] of [[client, upstream], [upstream, client]] as const) {
+      one.on("error", () => other.destroy())
+      one.on("close", () => other.destroy())
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    freeze: () => void (frozen = true),
+    thaw: () => {
+      frozen = false
+      for (const write of held.splice(0)) write()
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  }
+}
+
+describe.skipIf(url === undefined)(`Redis rate limiter on a Redis that hangs${url === undefined ? " (skipped: REDIS_URL not set)" : ""}`, () => {
+  it("waits for it once, then counts in this process at once, asking Redis again once a second", async () => {
+    const proxy = await freezableProxy(new URL(url!))
+    const logs: Array<string> = []
+    const capture = Logger.layer([Logger.make(({ message }) => {
+      logs.push(String(message))
+    })])
+    // The logger in the runtime too: the limiter logs the switch while it counts a request.
+    const runtime = ManagedRuntime.make(RateLimitRedis.layer(proxy.url).pipe(Layer.provideMerge(capture)))
+    try {
+      const keyId = `test-${crypto.randomUUID()}`
+      expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
+      proxy.freeze()
+      const timed = async () => {
+        const started = performance.now()
+        const decision = await hit(runtime, keyId, 100)
+        return { decision, ms: performance.now() - started }
+      }
+      const first = await timed()
+      expect(first.ms).toBeGreaterThanOrEqual(RateLimitRedis.REDIS_TIMEOUT_MS - 50)
+      expect(first.decision.allowed).toBe(true)
+      // The next ones within the probe interval do not wait for Redis.
+      const next = await Promise.all(Array.from({ length: 20 }, timed))
+      expect(Math.max(...next.map((one) => one.ms))).toBeLessThan(RateLimitRedis.REDIS_TIMEOUT_MS / 2)
+      expect(logs.filter((line) => line.includes("Redis unreachable"))).toHaveLength(1)
+      // Once the interval has passed one request asks Redis again (and waits for it); the others still do not.
+      await new Promise((resolve) => setTimeout(resolve, RateLimitRedis.PROBE_INTERVAL_MS + 100))
+      const later = await Promise.all(Array.from({ length: 5 }, timed))
+      expect(later.filter((one) => one.ms >= RateLimitRedis.REDIS_TIMEOUT_MS - 50)).toHaveLength(1)
+    } finally {
+      // The client closes once its commands are answered: let the held ones through first.
+      proxy.thaw()
+      await runtime.dispose()
+      await proxy.close()
+    }
+  }, 30_000)
 })
 
 describe("Redis rate limiter without Redis", () => {
