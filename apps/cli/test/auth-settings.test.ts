@@ -4,7 +4,7 @@
  * and with REDIS_URL one count per address shared by two instances.
  */
 import { afterEach, describe, expect, it } from "vitest"
-import { embeddedTargets, expectOneLineFailure, freePort, killStragglers, run, start, type Target } from "./support.ts"
+import { embeddedTargets, expectOneLineFailure, killStragglers, run, serve as serveCli, type Target } from "./support.ts"
 
 const redisUrl = process.env.REDIS_URL?.trim() || undefined
 if (redisUrl === undefined) console.info("auth-settings: the two-instance test is skipped: it needs REDIS_URL")
@@ -13,9 +13,7 @@ if (redisUrl === undefined) console.info("auth-settings: the two-instance test i
 const freshAddress = () => `198.18.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`
 
 const serve = async (target: Target, env: Record<string, string>) => {
-  const port = await freePort()
-  const server = start(["serve", "--port", String(port)], { env: { ...target.env, ...env } })
-  await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:\d+/)
+  const { server, port } = await serveCli({ env: { ...target.env, ...env } })
   const me = (forwardedFor: string) =>
     fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: { "x-forwarded-for": forwardedFor } }).then(async (response) => {
       await response.arrayBuffer()

@@ -3,7 +3,7 @@ import { existsSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { embeddedTarget, expectOneLineFailure, freePort, killStragglers, run, runJson, type RunOptions, serverTarget, start, type Target } from "./support.ts"
+import { embeddedTarget, expectOneLineFailure, killStragglers, run, runJson, type RunOptions, serve, serverTarget, type Target } from "./support.ts"
 
 /*
  * Backups that restore: a directory in use (seeded, a listing delisted, reveals and a hold made
@@ -86,10 +86,8 @@ const observe = async (
 }
 
 const serving = async (on: RunOptions) => {
-  const port = await freePort()
-  const server = start(["serve", "--port", String(port)], on)
-  await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:(\d+)/)
-  return { server, base: `http://127.0.0.1:${port}` }
+  const { server, base } = await serve(on)
+  return { server, base }
 }
 
 describe("backup and restore", TIMEOUT, () => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { operatorSuite } from "./operatorSuite.ts"
-import { embeddedTarget, expectOneLineFailure, freePort, killStragglers, run, runJson, start } from "./support.ts"
+import { embeddedTarget, expectOneLineFailure, killStragglers, run, runJson, serve } from "./support.ts"
 
 /**
  * The operator contract while `dropshelf serve` holds the embedded data directory: every command
@@ -20,9 +20,8 @@ describe("beside a server whose data directory's path is too long for a unix soc
 
   it("still takes the commands, through a socket in the temp directory", async () => {
     expect(Buffer.byteLength(join(dataDir, "dropshelf.sock"))).toBeGreaterThan(108)
-    const server = start(["serve", "--port", String(await freePort())], { env })
+    const { server } = await serve({ env })
     try {
-      await server.waitFor(/serving /)
       const account = await runJson(["accounts", "create", "--name", "long", "--plan", "pro"], { env })
       expect(account.plan).toBe("pro")
       expectOneLineFailure(await run(["accounts", "set-plan", "acct_nope", "free", "--json"], { env }), 1, /^dropshelf: no account with id "acct_nope"$/)

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { build } from "../../../scripts/build.ts"
 import { minimumOf, satisfies } from "../src/NodeSupport.ts"
 import { headCommit } from "../src/Staleness.ts"
-import { embeddedTarget, expectOneLineFailure, freePort, inspectServing, killStragglers, node24, repoRoot, run, runJson, start, type Target } from "./support.ts"
+import { embeddedTarget, expectOneLineFailure, inspectServing, killStragglers, node24, repoRoot, run, runJson, serve, type Target } from "./support.ts"
 
 /*
  * The bundle of `npm run build`, the way a deployment runs it: the API it serves, including what
@@ -67,11 +67,8 @@ describe("the bundle serves the API", { timeout: 240_000 }, () => {
     expect(await runJson(["seed", "--listings", "40", "--seed", "3"], on)).toEqual({ inserted: 40 })
     const account = await runJson(["accounts", "create", "--name", "bundle", "--plan", "business"], on)
     const { key } = await runJson(["keys", "create", account.id, "--name", "bundle"], on)
-    const port = await freePort()
-    const server = start(["serve", "--port", String(port)], on)
+    const { server, base } = await serve(on)
     try {
-      await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:\d+/)
-      const base = `http://127.0.0.1:${port}`
       const auth = { authorization: `Bearer ${key}` }
 
       const page = await fetch(`${base}/api/v1/domains?limit=5`, { headers: auth })

@@ -5,7 +5,7 @@
  * is refused at start with one line and exit 2.
  */
 import { afterEach, describe, expect, it } from "vitest"
-import { embeddedTargets, expectOneLineFailure, freePort, killStragglers, run, start } from "./support.ts"
+import { embeddedTargets, expectOneLineFailure, killStragglers, run, serve } from "./support.ts"
 
 const redisUrl = process.env.REDIS_URL?.trim() || undefined
 if (redisUrl === undefined) console.info("health-drain: /readyz is checked without Redis: set REDIS_URL to check it with")
@@ -15,9 +15,7 @@ describe("health and drain", () => {
   afterEach(() => killStragglers())
 
   it("/readyz is 200 while serving, 503 draining at once on SIGTERM; requests during the drain are answered; exit 0", async () => {
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    const server = start(["serve", "--port", String(port)], {
+    const { server, base } = await serve({
       env: {
         ...target().env,
         // Long enough to ask a few questions of a draining server; the drain ends when it does.
@@ -25,7 +23,6 @@ describe("health and drain", () => {
         ...(redisUrl !== undefined ? { REDIS_URL: redisUrl } : {})
       }
     })
-    await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:\d+/)
     const ready = await fetch(`${base}/readyz`)
     expect(ready.status).toBe(200)
     expect(await ready.json()).toEqual({

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { binScript, embeddedTarget, expectOneLineFailure, freePort, inspectServing, mainScript, node24, repoRoot, run, start } from "./support.ts"
+import { binScript, embeddedTarget, expectOneLineFailure, inspectServing, mainScript, node24, repoRoot, run, serve } from "./support.ts"
 
 /*
  * `npx dropshelf` must work whichever node is first on PATH (under npx, the machine's Node 20
@@ -289,13 +289,11 @@ describe("bin/dropshelf.js", () => {
   it.skipIf(nodeOnPath === undefined)(`passes SIGTERM on to the re-run CLI and its exit code back${nodeOnPath === undefined ? " (skipped: no node on PATH)" : ""}`, async () => {
     const target = embeddedTarget({ migrated: true })
     try {
-      const port = await freePort()
-      const server = start(["serve", "--port", String(port)], {
+      const { server, port } = await serve({
         env: target.env,
         via: { executable: "node", script: binScript, path: plainPath }
       })
       try {
-        await server.waitFor(/serving/)
         expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
       } finally {
         expect(await server.stop("SIGTERM")).toEqual({ code: 0, signal: null })

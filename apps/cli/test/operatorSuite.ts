@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { tmpdir } from "node:os"
-import { expectOneLineFailure, freePort, killStragglers, run, type RunOptions, runJson, type Running, start, type Target } from "./support.ts"
+import { expectOneLineFailure, killStragglers, run, runJson, type Running, type RunOptions, serve, type Target } from "./support.ts"
 
 /*
  * The Operator interface table of product.md, checked from outside: every command run as a
@@ -35,9 +35,9 @@ export const operatorSuite = (
   beforeAll(async () => {
     target = await make()
     if (beside) {
-      port = await freePort()
-      server = start(["serve", "--port", String(port)], on())
-      await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:(\d+)/)
+      const started = await serve(on())
+      server = started.server
+      port = started.port
     }
   })
   afterEach(() => killStragglers(server === undefined ? [] : [server.child]))
@@ -244,15 +244,13 @@ export const operatorSuite = (
 
   // Each mode registers only its own tests, so a run skips nothing it was not told to.
   if (!beside) it("serve answers until SIGTERM, logging each request on stdout, then exits 0; meanwhile commands run beside it, and a second server on the embedded directory is refused", async () => {
-    const port = await freePort()
-    const server = start(["serve", "--port", String(port)], on())
+    const { server, port } = await serve(on())
     try {
-      await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:(\d+)/)
       const health = await fetch(`http://127.0.0.1:${port}/healthz`)
       expect(health.status).toBe(200)
       expect(await runJson(["migrate"], on())).toEqual({ applied: [] })
       if (target.embedded) {
-        const second = await run(["serve", "--port", String(await freePort())], on())
+        const second = await run(["serve", "--port", "0"], on())
         expectOneLineFailure(second, 3, new RegExp(`in use by process ${server.child.pid}`))
       }
     } finally {

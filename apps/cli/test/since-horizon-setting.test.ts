@@ -4,7 +4,7 @@
  * business key and the one a since past it is refused by.
  */
 import { afterEach, describe, expect, it } from "vitest"
-import { embeddedTargets, expectOneLineFailure, freePort, killStragglers, run, runJson, start } from "./support.ts"
+import { embeddedTargets, expectOneLineFailure, killStragglers, run, runJson, serve } from "./support.ts"
 
 describe("DROPSHELF_SINCE_HORIZON_DAYS", () => {
   const target = embeddedTargets({ migrated: true })
@@ -23,11 +23,9 @@ describe("DROPSHELF_SINCE_HORIZON_DAYS", () => {
 
   it("reaches /me and the refusal of an older since", async () => {
     const made = target()
-    const port = await freePort()
     const env = { ...made.env, DROPSHELF_SINCE_HORIZON_DAYS: "7" }
-    const server = start(["serve", "--port", String(port)], { env })
+    const { server, port } = await serve({ env })
     try {
-      await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:\d+/)
       const account = await runJson(["accounts", "create", "--name", "horizon", "--plan", "business"], { env })
       const { key } = await runJson(["keys", "create", account.id, "--name", "horizon"], { env })
       const get = (path: string) =>

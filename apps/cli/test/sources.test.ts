@@ -1,6 +1,6 @@
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { embeddedTargets, expectOneLineFailure, freePort, killStragglers, node24, repoRoot, run, runJson, start } from "./support.ts"
+import { embeddedTargets, expectOneLineFailure, killStragglers, node24, repoRoot, run, runJson, serve } from "./support.ts"
 
 /*
  * The CLI from its TypeScript sources on Node's type stripping, as the launcher runs it when it
@@ -20,10 +20,8 @@ describe("dropshelf from its sources", () => {
     const migrated = await runJson(["migrate"], on)
     expect(migrated.applied.length).toBeGreaterThan(0)
     expectOneLineFailure(await run(["accounts", "set-plan", "acct_nope", "free", "--json"], on), 1, /^dropshelf: no account with id "acct_nope"$/)
-    const port = await freePort()
-    const server = start(["serve", "--port", String(port)], on)
+    const { server, port } = await serve(on)
     try {
-      await server.waitFor(/serving .* on http:\/\/127\.0\.0\.1:\d+/)
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
     } finally {
       expect(await server.stop("SIGTERM")).toEqual({ code: 0, signal: null })

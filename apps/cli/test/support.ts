@@ -233,6 +233,19 @@ export const childrenOf = (pid: number): Array<number> =>
   })
 
 /** A free TCP port on the loopback interface. */
+/** The line `serve` writes once it listens, with the port it bound. */
+export const SERVING = /serving .* on http:\/\/127\.0\.0\.1:(\d+)/
+
+/**
+ * `dropshelf serve` on a port the system picks (`--port 0`), once it listens, with that port: a
+ * port found free beforehand can be taken by another process before the server binds it.
+ */
+export const serve = async (options: RunOptions = {}): Promise<{ readonly server: Running; readonly port: number; readonly base: string }> => {
+  const server = start(["serve", "--port", "0"], options)
+  const port = Number((await server.waitFor(SERVING))[1])
+  return { server, port, base: `http://127.0.0.1:${port}` }
+}
+
 export const freePort = async (): Promise<number> => {
   const { createServer } = await import("node:net")
   return new Promise((resolvePort, reject) => {
@@ -267,10 +280,8 @@ export interface ServingProcess {
 export const inspectServing = async (via: NonNullable<RunOptions["via"]>): Promise<ServingProcess> => {
   const target = embeddedTarget()
   try {
-    const port = await freePort()
-    const server = start(["serve", "--port", String(port)], { env: target.env, via })
+    const { server, port } = await serve({ env: target.env, via })
     try {
-      await server.waitFor(/serving/)
       if ((await fetch(`http://127.0.0.1:${port}/healthz`)).status !== 200) throw new Error("healthz did not answer 200")
       const pid = server.child.pid!
       return { commandLine: commandLine(pid), children: childrenOf(pid).map(commandLine) }

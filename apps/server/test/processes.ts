@@ -57,22 +57,26 @@ export interface Instance {
   readonly stop: () => Promise<void>
 }
 
-/** `dropshelf serve --port <port>` (a free one by default), resolved once it says it is serving. */
-export const serve = async (env: Record<string, string>, port?: number): Promise<Instance> => {
-  const listening = port ?? await freePort()
-  const child = spawn(node, [launcher, "serve", "--port", String(listening)], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
+/**
+ * `dropshelf serve --port <port>`, resolved once it says it is serving. By default on a port the
+ * system picks (`--port 0`), read from that line: a port found free beforehand can be taken by
+ * another process before the server binds it.
+ */
+export const serve = async (env: Record<string, string>, port = 0): Promise<Instance> => {
+  const child = spawn(node, [launcher, "serve", "--port", String(port)], { cwd: repoRoot, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] })
   let output = ""
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
   const exited = new Promise<void>((resolveExit) => child.on("close", () => resolveExit()))
   const deadline = Date.now() + 60_000
-  while (!/dropshelf: serving .* on /.test(output)) {
+  let serving: RegExpMatchArray | null
+  while ((serving = /dropshelf: serving .* on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)) === null) {
     if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}: ${output}`)
     if (Date.now() > deadline) throw new Error(`serve did not start: ${output}`)
     await new Promise((wake) => setTimeout(wake, 100))
   }
   return {
-    base: `http://127.0.0.1:${listening}`,
+    base: `http://127.0.0.1:${serving[1]}`,
     child,
     output: () => output,
     exited,
