@@ -1,6 +1,6 @@
 import { RateLimiter, Time } from "@dropshelf/core"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
-import { Clock, Context, Duration, Effect, Exit, Layer, References, Schedule, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, References, Result, Schedule, Scope } from "effect"
 import { Redis } from "effect/persistence"
 
 /** Both scripts' start: `now` from Redis's own clock, and the start of its window of ARGV[1] ms. */
@@ -72,43 +72,29 @@ export const make = Effect.gen(function*() {
     peeked: boolean,
     instead: () => Effect.Effect<RateLimiter.RateDecision>
   ): Effect.Effect<RateLimiter.RateDecision> =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    Effect.gen(function*() {
       if (degraded) {
-        if (now < nextProbeAt) return Effect.suspend(instead)
+        const now = yield* Clock.currentTimeMillis
+        if (now < nextProbeAt) return yield* instead()
         // One probe at a time: none other until this one has answered or given up.
         nextProbeAt = now + REDIS_TIMEOUT_MS + PROBE_INTERVAL_MS
       }
-      return step.pipe(
-        Effect.timeout(REDIS_TIMEOUT_MS),
-        Effect.flatMap(([count, resetAt]) =>
-          Effect.as(
-            degraded
-              ? Effect.sync(() => {
-                degraded = false
-              }).pipe(Effect.andThen(Effect.logInfo("Redis answers again: rate limits are shared across instances")))
-              : Effect.void,
-            RateLimiter.decisionOf(Number(count), limit, Number(resetAt), peeked)
-          )
-        ),
-        Effect.catch((cause) =>
-          Effect.andThen(
-            Effect.flatMap(Clock.currentTimeMillis, (failedAt) =>
-              Effect.sync(() => {
-                // The next probe a whole interval after this one gave up, not after it started.
-                nextProbeAt = failedAt + PROBE_INTERVAL_MS
-                const first = !degraded
-                degraded = true
-                return first
-              })
-            ).pipe(
-              Effect.flatMap((first) =>
-                first ? Effect.logWarning("Redis unreachable: counting rate limits in this process", String(cause)) : Effect.void
-              )
-            ),
-            Effect.suspend(instead)
-          )
-        )
-      )
+      const answer = yield* Effect.result(Effect.timeout(step, REDIS_TIMEOUT_MS))
+      if (Result.isSuccess(answer)) {
+        if (degraded) {
+          degraded = false
+          yield* Effect.logInfo("Redis answers again: rate limits are shared across instances")
+        }
+        const [count, resetAt] = answer.success
+        return RateLimiter.decisionOf(Number(count), limit, Number(resetAt), peeked)
+      }
+      // The next probe a whole interval after this one gave up, not after it started.
+      nextProbeAt = (yield* Clock.currentTimeMillis) + PROBE_INTERVAL_MS
+      if (!degraded) {
+        degraded = true
+        yield* Effect.logWarning("Redis unreachable: counting rate limits in this process", String(answer.failure))
+      }
+      return yield* instead()
     })
 
   return RateLimiter.RateLimiter.of({
