@@ -232,9 +232,8 @@ export const childrenOf = (pid: number): Array<number> =>
     }
   })
 
-/** A free TCP port on the loopback interface. */
 /** The line `serve` writes once it listens, with the port it bound. */
-export const SERVING = /serving .* on http:\/\/127\.0\.0\.1:(\d+)/
+const SERVING = /serving .* on http:\/\/127\.0\.0\.1:(\d+)/
 
 /**
  * `dropshelf serve` on a port the system picks (`--port 0`), once it listens, with that port: a
@@ -246,6 +245,7 @@ export const serve = async (options: RunOptions = {}): Promise<{ readonly server
   return { server, port, base: `http://127.0.0.1:${port}` }
 }
 
+/** A free TCP port on the loopback interface. */
 export const freePort = async (): Promise<number> => {
   const { createServer } = await import("node:net")
   return new Promise((resolvePort, reject) => {

@@ -64,12 +64,14 @@ afterAll(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 })
 
-/** The server in this process on the embedded database of `dataDir`, its metrics on `metricsPort`. */
+/**
+ * The server in this process on the embedded database of `dataDir`, its metrics on
+ * `metricsPort`, and its runtime; a start that fails leaves nothing running.
+ */
 const startInProcess = async (
   dataDir: string,
-  metricsPort: number,
-  made: (runtime: ManagedRuntime.ManagedRuntime<any, unknown>) => void
-): Promise<Running> => {
+  metricsPort: number
+): Promise<{ readonly server: Running; readonly runtime: ManagedRuntime.ManagedRuntime<any, unknown> }> => {
   const storage = PoolMetrics.layerExport.pipe(
     Layer.provideMerge(Layer.effectDiscard(StoreSql.migrate).pipe(Layer.provideMerge(StoreSql.layerPglite({ dataDir }))))
   )
@@ -83,14 +85,19 @@ const startInProcess = async (
   const quiet = Logger.map(Logger.formatStructured, () => {})
   const stack = Server.layer({ port: 0, shutdownTimeout: "2 seconds", logger: quiet, metricsPort }).pipe(Layer.provideMerge(core))
   const runtime = ManagedRuntime.make(stack as Layer.Layer<any, unknown>)
-  made(runtime)
-  const address = await runtime.runPromise(HttpServer.HttpServer.useSync((found) => found.address) as Effect.Effect<any>)
-  return {
-    base: `http://127.0.0.1:${address.port}`,
-    exchanges: [],
-    logs: [],
-    run: (effect) => runtime.runPromise(effect as Effect.Effect<any, any, never>),
-    close: () => runtime.dispose()
+  try {
+    const address = await runtime.runPromise(HttpServer.HttpServer.useSync((found) => found.address) as Effect.Effect<any>)
+    const server: Running = {
+      base: `http://127.0.0.1:${address.port}`,
+      exchanges: [],
+      logs: [],
+      run: (effect) => runtime.runPromise(effect as Effect.Effect<any, any, never>),
+      close: () => runtime.dispose()
+    }
+    return { server, runtime }
+  } catch (error) {
+    await runtime.dispose()
+    throw error
   }
 }
 
@@ -106,10 +113,11 @@ describe("pool metrics: embedded PGlite, exported in this process", () => {
     for (let attempt = 1; ; attempt++) {
       metricsPort = await freePort()
       try {
-        server = await startInProcess(dataDir, metricsPort, (made) => (runtime = made))
+        const started = await startInProcess(dataDir, metricsPort)
+        server = started.server
+        runtime = started.runtime
         return
       } catch (error) {
-        await runtime?.dispose()
         if (attempt === 5 || !inspect(error, { depth: 8 }).includes("EADDRINUSE")) throw error
       }
     }
