@@ -108,13 +108,36 @@ export const make = Effect.gen(function*() {
 /** How often a limiter that found Redis unreachable at start-up tries to connect again. */
 export const RECONNECT_INTERVAL = Duration.seconds(2)
 
+/**
+ * How long closing the limiter waits for the commands still in flight before dropping the
+ * connection. The client's own close waits for every reply, which a Redis that hangs never
+ * sends: a shutdown would wait for ever.
+ */
+export const CLOSE_TIMEOUT_MS = 1_000
+
+/** Runs before the client's own close (finalizers run in reverse): drops the connection if that close is still waiting. */
+const boundedClose = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const { client } = yield* NodeRedis.NodeRedis
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        // `isOpen` turns false as soon as the close starts; the socket stays ready until it ends.
+        setTimeout(() => {
+          if (client.isReady) client.destroy()
+        }, CLOSE_TIMEOUT_MS).unref()
+      })
+    )
+  })
+)
+
 const client = (url: string) =>
-  NodeRedis.layer({
-    url,
-    // Fail commands at once while disconnected instead of queueing them behind a reconnect.
-    disableOfflineQueue: true,
-    socket: { connectTimeout: 2_000 }
-  }).pipe(
+  boundedClose.pipe(
+    Layer.provideMerge(NodeRedis.layer({
+      url,
+      // Fail commands at once while disconnected instead of queueing them behind a reconnect.
+      disableOfflineQueue: true,
+      socket: { connectTimeout: 2_000 }
+    })),
     // The client warns on every reconnect attempt; the limiter logs the outage once instead.
     Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
   )

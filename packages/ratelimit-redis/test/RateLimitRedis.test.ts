@@ -172,6 +172,29 @@ describe.skipIf(url === undefined)(`Redis rate limiter on a Redis that hangs${ur
       await proxy.close()
     }
   }, 30_000)
+
+  it("closes within its close timeout while a command waits on the hung Redis, so a shutdown does not wait for it", async () => {
+    const proxy = await freezableProxy(new URL(url!))
+    const runtime = ManagedRuntime.make(RateLimitRedis.layer(proxy.url))
+    try {
+      const keyId = `test-${crypto.randomUUID()}`
+      expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
+      proxy.freeze()
+      // Counted in-process after the Redis time-out; the command itself is still waiting on the socket.
+      expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
+      const started = performance.now()
+      const closed = await Promise.race([
+        runtime.dispose().then(() => "closed"),
+        new Promise((resolve) => setTimeout(resolve, RateLimitRedis.CLOSE_TIMEOUT_MS + 3_000, "still waiting"))
+      ])
+      expect(closed).toBe("closed")
+      expect(performance.now() - started).toBeLessThan(RateLimitRedis.CLOSE_TIMEOUT_MS + 1_000)
+    } finally {
+      proxy.thaw()
+      await runtime.dispose()
+      await proxy.close()
+    }
+  }, 30_000)
 })
 
 describe("Redis rate limiter without Redis", () => {
