@@ -12,6 +12,7 @@ import { boundary, matchPath, pathnameOf, routeTable } from "./http/Boundary.ts"
 import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
+import { DEFAULT_SNAPSHOT_IDLE_TIMEOUT_MS, SnapshotIdleTimeoutMs } from "./http/StallGuard.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
 import * as Telemetry from "./Telemetry.ts"
 
@@ -51,6 +52,11 @@ export interface Options {
    * these). Default none: the client is the socket's peer.
    */
   readonly trustedProxies?: ReadonlyArray<IpNetwork.IpNetwork> | undefined
+  /**
+   * How long a bulk snapshot's client may leave written bytes unread before its connection is
+   * closed (StallGuard.ts). Default 60 s.
+   */
+  readonly snapshotIdleTimeoutMs?: number | undefined
 }
 
 /**
@@ -131,7 +137,10 @@ export const layer = (
     Effect.gen(function*() {
       const lifecycle = yield* Health.Lifecycle
       // Paths are case-sensitive, like the listing ids in them.
-      const app = yield* HttpRouter.toHttpEffect(routes).pipe(Effect.provideService(HttpRouter.RouterConfig, { caseSensitive: true }))
+      const app = yield* HttpRouter.toHttpEffect(routes).pipe(
+        Effect.provideService(HttpRouter.RouterConfig, { caseSensitive: true }),
+        Effect.provideService(SnapshotIdleTimeoutMs, options.snapshotIdleTimeoutMs ?? DEFAULT_SNAPSHOT_IDLE_TIMEOUT_MS)
+      )
       const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, OUTSIDE)))
       return Layer.effectDiscard(Effect.gen(function*() {
         yield* HttpServer.serveEffect(served)
@@ -231,9 +240,16 @@ export const drainDelayFromEnv: Config.Config<Duration.Duration> = Config.schema
   "DROPSHELF_DRAIN_DELAY_MS"
 ).pipe(Config.map(Duration.millis), Config.withDefault(Duration.zero))
 
+/** `DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS`: whole milliseconds from 1 s to 1 hour, default 60 s. */
+export const snapshotIdleTimeoutMsFromEnv: Config.Config<number> = Config.schema(
+  Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 3_600_000 })),
+  "DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS"
+).pipe(Config.withDefault(DEFAULT_SNAPSHOT_IDLE_TIMEOUT_MS))
+
 /** The server's settings beyond `PORT` and `HOST`, read by the commands that serve. */
 export const settingsFromEnv = Config.all({
   requestTimeoutMs: requestTimeoutMsFromEnv,
+  snapshotIdleTimeoutMs: snapshotIdleTimeoutMsFromEnv,
   authFailuresPerMinute: authFailuresPerMinuteFromEnv,
   trustedProxies: trustedProxiesFromEnv,
   shutdownTimeout: shutdownTimeoutFromEnv,

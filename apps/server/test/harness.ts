@@ -86,6 +86,8 @@ export interface StartOptions {
    */
   readonly watchSettings?: Partial<Watches.WatchSettings> | undefined
   readonly watchWorker?: boolean | undefined
+  /** How long a snapshot's client may leave bytes unread before it is cut off (default: the server's, 60 s). */
+  readonly snapshotIdleTimeoutMs?: number | undefined
 }
 
 /** The watch use cases as a test server runs them: private receivers allowed, a 50 ms poll. */
@@ -118,7 +120,8 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
     logger,
     requestTimeoutMs: options.requestTimeoutMs,
     authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
-    trustedProxies: options.trustedProxies
+    trustedProxies: options.trustedProxies,
+    snapshotIdleTimeoutMs: options.snapshotIdleTimeoutMs
   }).pipe(
     Layer.merge(options.watchWorker === true ? Watches.Watches.layerWorker : Layer.empty),
     Layer.provideMerge(core)

@@ -160,4 +160,68 @@ for (const adapter of adapters) {
       expect(fed.map((line: any) => line.category)).toEqual(["rewritten", "rewritten", "rewritten"])
     })
   })
+
+  describe.skipIf(adapter.skip !== undefined)(`a bulk snapshot whose client stops reading, on ${adapter.name}${adapter.skip ? ` (skipped: ${adapter.skip})` : ""}`, () => {
+    const IDLE_MS = 600
+    let server: Running
+    // More than the kernel's socket buffers take (a few MB on loopback), so a client that stops
+    // reading leaves the server with bytes waiting.
+    const many = Array.from({ length: 20_000 }, (_, i) => listing({ domain: `stalled-${i}-${Math.random().toString(36).slice(2, 8)}.com` }))
+
+    beforeAll(async () => {
+      server = await start(adapter, { snapshotIdleTimeoutMs: IDLE_MS })
+      await addListings(server, many)
+    }, 180_000)
+
+    afterAll(async () => {
+      await server?.close()
+      cleanupPgliteDirs()
+    })
+
+    /**
+     * A snapshot whose client reads the head, then nothing more until `resume`, which reads the
+     * rest of what reaches it and tells whether the body was whole.
+     */
+    const stalled = (secret: string) =>
+      new Promise<{ status: number; resume: () => Promise<{ complete: boolean; text: string }> }>((resolve, reject) => {
+        const req = request(`${server.base}${SNAPSHOT}`, { headers: { authorization: `Bearer ${secret}` } }, (res) => {
+          res.pause()
+          resolve({
+            status: res.statusCode!,
+            resume: () =>
+              new Promise((settle) => {
+                const chunks: Array<Buffer> = []
+                res.on("data", (chunk: Buffer) => chunks.push(chunk))
+                res.on("error", () => {})
+                // `close` comes however the body ends; `complete` tells whether it ended whole.
+                res.on("close", () => settle({ complete: res.complete, text: Buffer.concat(chunks).toString("utf8") }))
+                res.resume()
+              })
+          })
+        })
+        req.on("error", reject)
+        req.end()
+      })
+
+    it("is closed once its client has left bytes unread for the idle timeout, and frees its slot for the next snapshot", async () => {
+      const readers = await Promise.all([account(server, "business", "stalled-a"), account(server, "business", "stalled-b")])
+      const stuck = await Promise.all(readers.map((reader) => stalled(reader.secret)))
+      expect(stuck.map((one) => one.status)).toEqual([200, 200])
+      // Both slots a process has for snapshots are taken; a third snapshot waits for one.
+      const third = await account(server, "business", "after-the-stalled")
+      const started = Date.now()
+      const whole = await rawGet(server, SNAPSHOT, { authorization: `Bearer ${third.secret}` })
+      expect(whole.status).toBe(200)
+      expect(linesOf(whole.body.toString("utf8")).at(-1).listings).toBe(many.length)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(IDLE_MS - 100)
+      expect(server.logs.filter((entry) => String(entry.message).startsWith("snapshot closed: its client took no bytes"))).toHaveLength(2)
+      // The stalled clients learn it once they read again: what the kernel held for them, then a body cut short.
+      for (const one of stuck) {
+        const { complete, text } = await one.resume()
+        expect(complete).toBe(false)
+        expect(text.length).toBeGreaterThan(0)
+        expect(text).not.toContain("synced_at")
+      }
+    }, 120_000)
+  })
 }

@@ -112,7 +112,7 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
     success: HttpApiSchema.StreamNdjson({ schema: SnapshotLine }),
     error: [...CommonErrors, UpgradeRequiredError, SnapshotLimitedError]
   }).annotate(OpenApi.Summary, "Every listing at once, then the since watermark (NDJSON)")
-    .annotate(OpenApi.Description, "Business plan. Every listing the key can read, one JSON object a line as in a page's `data`, in no set order, all from one consistent state of the directory; the last line is `{\"synced_at\": …, \"listings\": n}`: continue with `GET /domains?since=<synced_at>`. A body without that line was cut short: start again. Gzip-compressed when `Accept-Encoding` names `gzip`. Counts as one request against the per-minute limit; 4 snapshots per account per wall-clock hour, then 429 `snapshot_limit_reached` with `Retry-After`."),
+    .annotate(OpenApi.Description, "Business plan. Every listing the key can read, one JSON object a line as in a page's `data`, in no set order, all from one consistent state of the directory; the last line is `{\"synced_at\": …, \"listings\": n}`: continue with `GET /domains?since=<synced_at>`. A body without that line was cut short: start again. Read it at any pace, but a client that leaves written bytes unread for a minute (the server's setting) is cut off. Gzip-compressed when `Accept-Encoding` names `gzip`. Counts as one request against the per-minute limit; 4 snapshots per account per wall-clock hour, then 429 `snapshot_limit_reached` with `Retry-After`."),
   HttpApiEndpoint.get("get", "/domains/:id", {
     params: { id: ListingIdParam },
     success: Listing.ListingView,

@@ -1,13 +1,16 @@
 import { Clock, Effect, Layer, Stream } from "effect"
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
+import { ServerResponse } from "node:http"
 import { constants as zlibConstants, createGzip } from "node:zlib"
 import { Directory, Errors, Idempotency, ListingJson, Plan, RateLimiter, Time } from "@dropshelf/core"
 import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "@dropshelf/api/Api"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
 import * as Health from "./Health.ts"
+import { closeWhenStalled, SnapshotIdleTimeoutMs } from "./StallGuard.ts"
 import { WatchesHandlers } from "./WatchesHandlers.ts"
 
 /** The caller the key middleware resolved for this request. */
@@ -115,6 +118,8 @@ const DomainsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const directory = yield* Directory.Directory
     const limiter = yield* RateLimiter.RateLimiter
+    const snapshotIdleMs = yield* SnapshotIdleTimeoutMs
+    const runFork = Effect.runForkWith(yield* Effect.context<never>())
 
     /** The account's hourly allowance of snapshots, counted only for a caller whose plan has them. */
     const startSnapshot = Effect.fnUntraced(function*(caller: Directory.Caller) {
@@ -147,6 +152,13 @@ const DomainsHandlers = HttpApiBuilder.group(
         withCaller(({ caller }) =>
           startSnapshot(caller).pipe(
             Effect.map((items) => {
+              const response = NodeHttpServerRequest.toServerResponse(request)
+              if (response instanceof ServerResponse) {
+                closeWhenStalled(response, snapshotIdleMs, () =>
+                  runFork(Effect.logWarning(`snapshot closed: its client took no bytes for ${snapshotIdleMs} ms`).pipe(
+                    Effect.annotateLogs({ key_prefix: caller.key.prefix })
+                  )))
+              }
               const bytes = snapshotBytes(items)
               // Fastest level: a snapshot is large, and the CPU is the server's; level 1 still shrinks it ~5x.
               const gzip = acceptsGzip(request.headers["accept-encoding"])
