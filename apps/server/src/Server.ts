@@ -12,7 +12,7 @@ import { boundary, matchPath, pathnameOf, routeTable } from "./http/Boundary.ts"
 import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
-import { DEFAULT_SNAPSHOT_IDLE_TIMEOUT_MS, SnapshotIdleTimeoutMs } from "./http/StallGuard.ts"
+import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines } from "./http/StallGuard.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
 import * as Telemetry from "./Telemetry.ts"
 
@@ -57,6 +57,8 @@ export interface Options {
    * closed (StallGuard.ts). Default 60 s.
    */
   readonly snapshotIdleTimeoutMs?: number | undefined
+  /** How long a bulk snapshot's connection may last in all (StallGuard.ts). Default 30 minutes. */
+  readonly snapshotMaxMs?: number | undefined
 }
 
 /**
@@ -139,7 +141,10 @@ export const layer = (
       // Paths are case-sensitive, like the listing ids in them.
       const app = yield* HttpRouter.toHttpEffect(routes).pipe(
         Effect.provideService(HttpRouter.RouterConfig, { caseSensitive: true }),
-        Effect.provideService(SnapshotIdleTimeoutMs, options.snapshotIdleTimeoutMs ?? DEFAULT_SNAPSHOT_IDLE_TIMEOUT_MS)
+        Effect.provideService(SnapshotDeadlines, {
+          idleMs: options.snapshotIdleTimeoutMs ?? DEFAULT_SNAPSHOT_DEADLINES.idleMs,
+          maxMs: options.snapshotMaxMs ?? DEFAULT_SNAPSHOT_DEADLINES.maxMs
+        })
       )
       const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, OUTSIDE)))
       return Layer.effectDiscard(Effect.gen(function*() {
@@ -244,12 +249,19 @@ export const drainDelayFromEnv: Config.Config<Duration.Duration> = Config.schema
 export const snapshotIdleTimeoutMsFromEnv: Config.Config<number> = Config.schema(
   Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 3_600_000 })),
   "DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS"
-).pipe(Config.withDefault(DEFAULT_SNAPSHOT_IDLE_TIMEOUT_MS))
+).pipe(Config.withDefault(DEFAULT_SNAPSHOT_DEADLINES.idleMs))
+
+/** `DROPSHELF_SNAPSHOT_MAX_MS`: whole milliseconds from 1 minute to 24 hours, default 30 minutes. */
+export const snapshotMaxMsFromEnv: Config.Config<number> = Config.schema(
+  Schema.Int.check(Schema.isBetween({ minimum: 60_000, maximum: 86_400_000 })),
+  "DROPSHELF_SNAPSHOT_MAX_MS"
+).pipe(Config.withDefault(DEFAULT_SNAPSHOT_DEADLINES.maxMs))
 
 /** The server's settings beyond `PORT` and `HOST`, read by the commands that serve. */
 export const settingsFromEnv = Config.all({
   requestTimeoutMs: requestTimeoutMsFromEnv,
   snapshotIdleTimeoutMs: snapshotIdleTimeoutMsFromEnv,
+  snapshotMaxMs: snapshotMaxMsFromEnv,
   authFailuresPerMinute: authFailuresPerMinuteFromEnv,
   trustedProxies: trustedProxiesFromEnv,
   shutdownTimeout: shutdownTimeoutFromEnv,

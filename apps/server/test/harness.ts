@@ -88,6 +88,8 @@ export interface StartOptions {
   readonly watchWorker?: boolean | undefined
   /** How long a snapshot's client may leave bytes unread before it is cut off (default: the server's, 60 s). */
   readonly snapshotIdleTimeoutMs?: number | undefined
+  /** How long a snapshot's connection may last (default: the server's, 30 minutes). */
+  readonly snapshotMaxMs?: number | undefined
 }
 
 /** The watch use cases as a test server runs them: private receivers allowed, a 50 ms poll. */
@@ -121,7 +123,8 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
     requestTimeoutMs: options.requestTimeoutMs,
     authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
     trustedProxies: options.trustedProxies,
-    snapshotIdleTimeoutMs: options.snapshotIdleTimeoutMs
+    snapshotIdleTimeoutMs: options.snapshotIdleTimeoutMs,
+    snapshotMaxMs: options.snapshotMaxMs
   }).pipe(
     Layer.merge(options.watchWorker === true ? Watches.Watches.layerWorker : Layer.empty),
     Layer.provideMerge(core)

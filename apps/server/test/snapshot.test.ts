@@ -9,7 +9,7 @@ import { request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Dropshelf, DropshelfError } from "@dropshelf/client"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { account, addListings, call, listing, type Running, start } from "./harness.ts"
+import { account, addListings, call, listing, memoryAdapter, type Running, start } from "./harness.ts"
 
 const SNAPSHOT = "/api/v1/domains/snapshot"
 
@@ -225,3 +225,43 @@ for (const adapter of adapters) {
     }, 120_000)
   })
 }
+
+// Its deadline is the HTTP server's, whatever the storage: one adapter shows it.
+describe("a bulk snapshot that lasts longer than a snapshot may", () => {
+  const MAX_MS = 1_500
+  let server: Running
+  const many = Array.from({ length: 20_000 }, (_, i) => listing({ domain: `trickled-${i}-${Math.random().toString(36).slice(2, 8)}.com` }))
+
+  beforeAll(async () => {
+    server = await start(memoryAdapter, { snapshotMaxMs: MAX_MS, snapshotIdleTimeoutMs: 60_000 })
+    await addListings(server, many)
+  }, 120_000)
+
+  afterAll(() => server?.close())
+
+  it("is closed at the deadline though its client keeps reading, and the body ends without its closing line", async () => {
+    const key = await account(server, "business", "trickling")
+    const started = Date.now()
+    const outcome = await new Promise<{ complete: boolean; text: string }>((resolve, reject) => {
+      const req = request(`${server.base}${SNAPSHOT}`, { headers: { authorization: `Bearer ${key.secret}` } }, (res) => {
+        const chunks: Array<Buffer> = []
+        // A chunk, then a pause far shorter than the idle timeout: never stalled, never done in
+        // time. Past the deadline it reads what the kernel still holds for it at once.
+        res.on("data", (chunk: Buffer) => {
+          chunks.push(chunk)
+          if (Date.now() - started > MAX_MS + 200) return
+          res.pause()
+          setTimeout(() => res.resume(), 100)
+        })
+        res.on("error", () => {})
+        res.on("close", () => resolve({ complete: res.complete, text: Buffer.concat(chunks).toString("utf8") }))
+      })
+      req.on("error", reject)
+      req.end()
+    })
+    expect(outcome.complete).toBe(false)
+    expect(outcome.text).not.toContain("synced_at")
+    expect(Date.now() - started).toBeGreaterThanOrEqual(MAX_MS - 100)
+    expect(server.logs.filter((entry) => String(entry.message).startsWith(`snapshot closed: it lasted ${MAX_MS} ms`))).toHaveLength(1)
+  }, 60_000)
+})

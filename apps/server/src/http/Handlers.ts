@@ -10,7 +10,7 @@ import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
 import * as Health from "./Health.ts"
-import { closeWhenStalled, SnapshotIdleTimeoutMs } from "./StallGuard.ts"
+import { closeWhenStalled, SnapshotDeadlines } from "./StallGuard.ts"
 import { WatchesHandlers } from "./WatchesHandlers.ts"
 
 /** The caller the key middleware resolved for this request. */
@@ -118,7 +118,7 @@ const DomainsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const directory = yield* Directory.Directory
     const limiter = yield* RateLimiter.RateLimiter
-    const snapshotIdleMs = yield* SnapshotIdleTimeoutMs
+    const snapshotDeadlines = yield* SnapshotDeadlines
     const runFork = Effect.runForkWith(yield* Effect.context<never>())
 
     /** The account's hourly allowance of snapshots, counted only for a caller whose plan has them. */
@@ -154,8 +154,8 @@ const DomainsHandlers = HttpApiBuilder.group(
             Effect.map((items) => {
               const response = NodeHttpServerRequest.toServerResponse(request)
               if (response instanceof ServerResponse) {
-                closeWhenStalled(response, snapshotIdleMs, () =>
-                  runFork(Effect.logWarning(`snapshot closed: its client took no bytes for ${snapshotIdleMs} ms`).pipe(
+                closeWhenStalled(response, snapshotDeadlines, (reason) =>
+                  runFork(Effect.logWarning(`snapshot closed: ${reason}`).pipe(
                     Effect.annotateLogs({ key_prefix: caller.key.prefix })
                   )))
               }

@@ -2,40 +2,52 @@ import { Context } from "effect"
 import type { ServerResponse } from "node:http"
 
 /**
- * How long a bulk snapshot's client may take no bytes while the server has bytes waiting for it
- * (`DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS`): past it the connection is closed. A reader that stopped
- * reading would otherwise hold its database snapshot (on server PostgreSQL an open transaction,
- * which holds back vacuum) and one of the process's snapshot slots for as long as it keeps the
- * connection open.
+ * How long a bulk snapshot's connection may last: `idleMs`, how long its client may leave bytes
+ * the server wrote unread (`DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS`), and `maxMs`, how long it may
+ * last in all (`DROPSHELF_SNAPSHOT_MAX_MS`). Past either the connection is closed. A snapshot
+ * holds its database snapshot (on server PostgreSQL an open transaction, which holds back vacuum)
+ * and one of the process's snapshot slots until it ends: a reader that stopped reading, or one
+ * that trickles, would otherwise hold both for as long as it likes.
  */
-export const SnapshotIdleTimeoutMs = Context.Reference<number>("@dropshelf/server/SnapshotIdleTimeoutMs", {
-  defaultValue: () => DEFAULT_SNAPSHOT_IDLE_TIMEOUT_MS
+export interface SnapshotDeadlines {
+  readonly idleMs: number
+  readonly maxMs: number
+}
+
+export const DEFAULT_SNAPSHOT_DEADLINES: SnapshotDeadlines = { idleMs: 60_000, maxMs: 30 * 60_000 }
+
+export const SnapshotDeadlines = Context.Reference<SnapshotDeadlines>("@dropshelf/server/SnapshotDeadlines", {
+  defaultValue: () => DEFAULT_SNAPSHOT_DEADLINES
 })
 
-export const DEFAULT_SNAPSHOT_IDLE_TIMEOUT_MS = 60_000
-
 /**
- * Destroys `response` once it has waited `idleMs` for its client to drain what was written, and
- * calls `onStall` first. A response that is merely slow to produce (a snapshot spooling its rows
- * before the first byte) is never cut: only bytes the client leaves unread count.
+ * Destroys `response` once it has waited `idleMs` for its client to drain what was written, or
+ * once it has lasted `maxMs`, and calls `onCut` with the reason first. A response that is merely
+ * slow to produce (a snapshot spooling its rows before the first byte) is not cut for being
+ * idle: only bytes the client leaves unread count.
  */
-export const closeWhenStalled = (response: ServerResponse, idleMs: number, onStall: () => void) => {
+export const closeWhenStalled = (response: ServerResponse, deadlines: SnapshotDeadlines, onCut: (reason: string) => void) => {
   let waitingSince: number | undefined
   const drained = () => {
     waitingSince = undefined
+  }
+  const cut = (reason: string) => {
+    stop()
+    onCut(reason)
+    response.destroy()
   }
   const check = setInterval(() => {
     if (!response.writableNeedDrain) return drained()
     const now = Date.now()
     waitingSince ??= now
-    if (now - waitingSince < idleMs) return
-    stop()
-    onStall()
-    response.destroy()
-  }, Math.max(10, Math.min(1_000, Math.floor(idleMs / 4))))
+    if (now - waitingSince >= deadlines.idleMs) cut(`its client took no bytes for ${deadlines.idleMs} ms`)
+  }, Math.max(10, Math.min(1_000, Math.floor(deadlines.idleMs / 4))))
+  const whole = setTimeout(() => cut(`it lasted ${deadlines.maxMs} ms, the most a snapshot may`), deadlines.maxMs)
   check.unref()
+  whole.unref()
   const stop = () => {
     clearInterval(check)
+    clearTimeout(whole)
     response.off("drain", drained)
   }
   response.on("drain", drained)
