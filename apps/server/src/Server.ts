@@ -12,7 +12,7 @@ import { boundary, matchPath, pathnameOf, routeTable } from "./http/Boundary.ts"
 import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
-import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines } from "./http/StallGuard.ts"
+import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines } from "./http/SnapshotDeadlines.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
 import * as Telemetry from "./Telemetry.ts"
 
@@ -54,10 +54,10 @@ export interface Options {
   readonly trustedProxies?: ReadonlyArray<IpNetwork.IpNetwork> | undefined
   /**
    * How long a bulk snapshot's client may leave written bytes unread before its connection is
-   * closed (StallGuard.ts). Default 60 s.
+   * closed (SnapshotDeadlines.ts). Default 60 s.
    */
   readonly snapshotIdleTimeoutMs?: number | undefined
-  /** How long a bulk snapshot's connection may last in all (StallGuard.ts). Default 30 minutes. */
+  /** How long a bulk snapshot's connection may last in all (SnapshotDeadlines.ts). Default 30 minutes. */
   readonly snapshotMaxMs?: number | undefined
 }
 

@@ -10,7 +10,7 @@ import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
 import * as Health from "./Health.ts"
-import { closeWhenStalled, SnapshotDeadlines } from "./StallGuard.ts"
+import { closeAtDeadlines, SnapshotDeadlines } from "./SnapshotDeadlines.ts"
 import { WatchesHandlers } from "./WatchesHandlers.ts"
 
 /** The caller the key middleware resolved for this request. */
@@ -154,7 +154,7 @@ const DomainsHandlers = HttpApiBuilder.group(
             Effect.map((items) => {
               const response = NodeHttpServerRequest.toServerResponse(request)
               if (response instanceof ServerResponse) {
-                closeWhenStalled(response, snapshotDeadlines, (reason) =>
+                closeAtDeadlines(response, snapshotDeadlines, (reason) =>
                   runFork(Effect.logWarning(`snapshot closed: ${reason}`).pipe(
                     Effect.annotateLogs({ key_prefix: caller.key.prefix })
                   )))

@@ -26,7 +26,7 @@ export const SnapshotDeadlines = Context.Reference<SnapshotDeadlines>("@dropshel
  * slow to produce (a snapshot spooling its rows before the first byte) is not cut for being
  * idle: only bytes the client leaves unread count.
  */
-export const closeWhenStalled = (response: ServerResponse, deadlines: SnapshotDeadlines, onCut: (reason: string) => void) => {
+export const closeAtDeadlines = (response: ServerResponse, deadlines: SnapshotDeadlines, onCut: (reason: string) => void) => {
   let waitingSince: number | undefined
   const drained = () => {
     waitingSince = undefined
