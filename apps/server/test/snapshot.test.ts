@@ -5,7 +5,7 @@
  * snapshot's watermark.
  */
 import { gunzipSync } from "node:zlib"
-import { request } from "node:http"
+import { type IncomingMessage, request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Dropshelf, DropshelfError } from "@dropshelf/client"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
@@ -24,6 +24,21 @@ const rawGet = (server: Running, path: string, headers: Record<string, string>) 
     })
     req.on("error", reject)
     req.end()
+  })
+
+/**
+ * What reaches the client of `res` until its connection closes, and whether the body ended whole
+ * (`close` comes however it ends; `complete` tells which). `each` sees every chunk as it comes.
+ */
+const readToClose = (res: IncomingMessage, each: (chunk: Buffer) => void = () => {}) =>
+  new Promise<{ complete: boolean; text: string }>((settle) => {
+    const chunks: Array<Buffer> = []
+    res.on("data", (chunk: Buffer) => {
+      chunks.push(chunk)
+      each(chunk)
+    })
+    res.on("error", () => {})
+    res.on("close", () => settle({ complete: res.complete, text: Buffer.concat(chunks).toString("utf8") }))
   })
 
 const linesOf = (text: string) => text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line))
@@ -188,15 +203,11 @@ for (const adapter of adapters) {
           res.pause()
           resolve({
             status: res.statusCode!,
-            resume: () =>
-              new Promise((settle) => {
-                const chunks: Array<Buffer> = []
-                res.on("data", (chunk: Buffer) => chunks.push(chunk))
-                res.on("error", () => {})
-                // `close` comes however the body ends; `complete` tells whether it ended whole.
-                res.on("close", () => settle({ complete: res.complete, text: Buffer.concat(chunks).toString("utf8") }))
-                res.resume()
-              })
+            resume: () => {
+              const read = readToClose(res)
+              res.resume()
+              return read
+            }
           })
         })
         req.on("error", reject)
@@ -243,19 +254,14 @@ describe("a bulk snapshot that lasts longer than a snapshot may", () => {
     const key = await account(server, "business", "trickling")
     const started = Date.now()
     const outcome = await new Promise<{ complete: boolean; text: string }>((resolve, reject) => {
-      const req = request(`${server.base}${SNAPSHOT}`, { headers: { authorization: `Bearer ${key.secret}` } }, (res) => {
-        const chunks: Array<Buffer> = []
+      const req = request(`${server.base}${SNAPSHOT}`, { headers: { authorization: `Bearer ${key.secret}` } }, (res) =>
         // A chunk, then a pause far shorter than the idle timeout: never stalled, never done in
         // time. Past the deadline it reads what the kernel still holds for it at once.
-        res.on("data", (chunk: Buffer) => {
-          chunks.push(chunk)
+        resolve(readToClose(res, () => {
           if (Date.now() - started > MAX_MS + 200) return
           res.pause()
           setTimeout(() => res.resume(), 100)
-        })
-        res.on("error", () => {})
-        res.on("close", () => resolve({ complete: res.complete, text: Buffer.concat(chunks).toString("utf8") }))
-      })
+        })))
       req.on("error", reject)
       req.end()
     })
