@@ -237,6 +237,44 @@ for (const adapter of adapters) {
   })
 }
 
+// The body's buffers are the HTTP layer's, whatever the storage: one adapter shows them.
+describe("a bulk snapshot to a client that keeps falling behind", () => {
+  let server: Running
+  // More than the kernel's socket buffers take, so the server writes while the socket is behind.
+  const many = Array.from({ length: 20_000 }, (_, i) => listing({ domain: `behind-${i}-${Math.random().toString(36).slice(2, 8)}.com` }))
+
+  beforeAll(async () => {
+    server = await start(memoryAdapter)
+    await addListings(server, many)
+  }, 120_000)
+
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it("reaches a client that keeps falling behind whole, line for line what a prompt client gets beside it: each snapshot writes from buffers of its own", async () => {
+    const [slowKey, promptKey] = await Promise.all([account(server, "business", "slow-reader"), account(server, "business", "prompt-reader")])
+    const slow = new Promise<{ complete: boolean; text: string }>((resolve, reject) => {
+      const req = request(`${server.base}${SNAPSHOT}`, { headers: { authorization: `Bearer ${slowKey.secret}` } }, (res) => {
+        const read = readToClose(res, () => {
+          res.pause()
+          setTimeout(() => res.resume(), 2)
+        })
+        read.then(resolve, reject)
+      })
+      req.on("error", reject)
+      req.end()
+    })
+    const prompt = rawGet(server, SNAPSHOT, { authorization: `Bearer ${promptKey.secret}` })
+    const [slowBody, promptBody] = await Promise.all([slow, prompt])
+    expect(slowBody.complete).toBe(true)
+    const slowLines = linesOf(slowBody.text)
+    expect(slowLines.at(-1).listings).toBe(many.length)
+    const byId = (lines: Array<any>) => lines.slice(0, -1).sort((a, b) => (a.id < b.id ? -1 : 1))
+    expect(byId(slowLines)).toEqual(byId(linesOf(promptBody.body.toString("utf8"))))
+  }, 120_000)
+})
+
 // Its deadline is the HTTP server's, whatever the storage: one adapter shows it.
 describe("a bulk snapshot that lasts longer than a snapshot may", () => {
   const MAX_MS = 1_500

@@ -1,15 +1,16 @@
-import { Clock, Effect, Layer, Stream } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { ServerResponse } from "node:http"
-import { constants as zlibConstants, createGzip } from "node:zlib"
+import { constants as zlibConstants, createGzip, type Gzip } from "node:zlib"
 import { Directory, Errors, Idempotency, ListingJson, Plan, RateLimiter, Time } from "@dropshelf/core"
 import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "@dropshelf/api/Api"
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
 import * as Health from "./Health.ts"
+import { snapshotBytes } from "./SnapshotBody.ts"
 import { closeAtDeadlines, SnapshotDeadlines } from "./SnapshotDeadlines.ts"
 import { WatchesHandlers } from "./WatchesHandlers.ts"
 
@@ -91,27 +92,6 @@ export const acceptsGzip = (header: string | undefined): boolean => {
   return star
 }
 
-/** Rows rendered into one piece of the body: pieces stay small enough to die young (ListingJson). */
-const SNAPSHOT_PIECE_ROWS = 100
-
-/** A snapshot's items as NDJSON bytes: each listing as a page shows it, then the closing line. */
-const snapshotBytes = (items: Stream.Stream<Directory.SnapshotItem>): Stream.Stream<Uint8Array> => {
-  let listings = 0
-  return Stream.flattenIterable(Stream.map(items, (item): Array<Uint8Array> => {
-    if (item._tag === "End") {
-      return [Buffer.from(`${JSON.stringify({ synced_at: Time.toIso(item.syncedAt), listings })}\n`)]
-    }
-    const pieces: Array<Uint8Array> = []
-    for (let start = 0; start < item.rows.length; start += SNAPSHOT_PIECE_ROWS) {
-      let text = ""
-      for (const row of item.rows.slice(start, start + SNAPSHOT_PIECE_ROWS)) text += `${ListingJson.rowJson(row, { keep: false })}\n`
-      pieces.push(Buffer.from(text))
-    }
-    listings += item.rows.length
-    return pieces
-  }))
-}
-
 const DomainsHandlers = HttpApiBuilder.group(
   DropshelfApi,
   "domains",
@@ -159,10 +139,14 @@ const DomainsHandlers = HttpApiBuilder.group(
                     Effect.annotateLogs({ key_prefix: caller.key.prefix })
                   )))
               }
-              const bytes = snapshotBytes(items)
-              // Fastest level: a snapshot is large, and the CPU is the server's; level 1 still shrinks it ~5x.
               const gzip = acceptsGzip(request.headers["accept-encoding"])
-              const body = gzip ? NodeStream.pipeThroughSimple(bytes, () => createGzip({ level: zlibConstants.Z_BEST_SPEED })) : bytes
+              // The body's buffers are reused once what they are written into has let go of them.
+              let compressor: Gzip | undefined
+              const bytes = snapshotBytes(items, () => gzip ? compressor : response instanceof ServerResponse ? response : undefined)
+              // Fastest level: a snapshot is large, and the CPU is the server's; level 1 still shrinks it ~5x.
+              const body = gzip
+                ? NodeStream.pipeThroughSimple(bytes, () => (compressor = createGzip({ level: zlibConstants.Z_BEST_SPEED })))
+                : bytes
               return HttpServerResponse.stream(body, {
                 contentType: "application/x-ndjson",
                 headers: gzip ? { "content-encoding": "gzip", vary: "Accept-Encoding" } : { vary: "Accept-Encoding" }
