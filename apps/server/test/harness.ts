@@ -4,6 +4,7 @@
  * OpenAPI document afterwards.
  */
 import { Ajv2020 } from "ajv/dist/2020.js"
+import type { IncomingMessage } from "node:http"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import {
@@ -90,6 +91,8 @@ export interface StartOptions {
   readonly snapshotIdleTimeoutMs?: number | undefined
   /** How long a snapshot's connection may last (default: the server's, 30 minutes). */
   readonly snapshotMaxMs?: number | undefined
+  /** How long each step of the drain may last once `close` is called (default 5 s). */
+  readonly shutdownTimeoutMs?: number | undefined
 }
 
 /** The watch use cases as a test server runs them: private receivers allowed, a 50 ms poll. */
@@ -118,7 +121,7 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
   const stack = Server.layer({
     port: 0,
     host: "127.0.0.1",
-    shutdownTimeout: "5 seconds",
+    shutdownTimeout: options.shutdownTimeoutMs ?? 5_000,
     logger,
     requestTimeoutMs: options.requestTimeoutMs,
     authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
@@ -278,3 +281,18 @@ export const conformance = (spec: any, exchanges: ReadonlyArray<Exchange>): { re
 }
 
 export const conformanceProblems = (spec: any, exchanges: ReadonlyArray<Exchange>): Array<string> => conformance(spec, exchanges).problems
+
+/**
+ * What reaches the client of `res` until its connection closes, and whether the body ended whole
+ * (`close` comes however it ends; `complete` tells which). `each` sees every chunk as it comes.
+ */
+export const readToClose = (res: IncomingMessage, each: (chunk: Buffer) => void = () => {}) =>
+  new Promise<{ complete: boolean; text: string }>((settle) => {
+    const chunks: Array<Buffer> = []
+    res.on("data", (chunk: Buffer) => {
+      chunks.push(chunk)
+      each(chunk)
+    })
+    res.on("error", () => {})
+    res.on("close", () => settle({ complete: res.complete, text: Buffer.concat(chunks).toString("utf8") }))
+  })

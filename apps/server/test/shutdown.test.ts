@@ -1,12 +1,14 @@
 /**
  * Graceful shutdown: once the server's layer is released it drains (`/readyz` 503, still
  * answering while a request is in flight), then new connections are refused; a request already
- * in flight still completes.
+ * in flight still completes, and one that cannot finish (a snapshot whose client stopped
+ * reading) is cut off once the shutdown timeout has run out.
  */
+import { type IncomingMessage, request } from "node:http"
 import { Clock, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { AvailabilityCheck } from "@dropshelf/core"
-import { account, addListings, listing, memoryAdapter, start } from "./harness.ts"
+import { account, addListings, listing, memoryAdapter, readToClose, start } from "./harness.ts"
 
 /** An availability check that takes a while, so a reveal is still running when shutdown starts. */
 const slowCheck = Layer.succeed(AvailabilityCheck.AvailabilityCheck, {
@@ -42,5 +44,53 @@ describe("graceful shutdown", () => {
     expect(((await response.json()) as { id: string }).id).toBe(row.id)
     await closing
     await expect(fetch(`${server.base}/healthz`)).rejects.toThrow()
+  })
+
+  it("cuts off a snapshot whose client stopped reading once the shutdown timeout has run out", async () => {
+    const SHUTDOWN_MS = 1_000
+    const server = await start(memoryAdapter, { shutdownTimeoutMs: SHUTDOWN_MS })
+    // More than the kernel's socket buffers take, so the snapshot waits on a client that reads nothing.
+    await addListings(server, Array.from({ length: 20_000 }, (_, i) => listing({ domain: `at-shutdown-${i}.com` })))
+    const key = await account(server, "business", "stalled-at-shutdown")
+    const stalled = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(`${server.base}/api/v1/domains/snapshot`, { headers: { authorization: `Bearer ${key.secret}` } }, (res) => {
+        res.pause()
+        resolve(res)
+      })
+      req.on("error", reject)
+      req.end()
+    })
+    expect(stalled.statusCode).toBe(200)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const started = Date.now()
+    await server.close()
+    // The listener's close gives it the shutdown timeout, then cuts it: not the snapshot's 60 s idle timeout.
+    expect(Date.now() - started).toBeLessThan(2 * SHUTDOWN_MS + 2_000)
+    const read = readToClose(stalled)
+    stalled.resume()
+    const body = await read
+    expect(body.complete).toBe(false)
+    expect(body.text).not.toContain("synced_at")
+  })
+
+  it("lets a snapshot being read finish before the listener closes", async () => {
+    const server = await start(memoryAdapter)
+    await addListings(server, Array.from({ length: 20_000 }, (_, i) => listing({ domain: `during-shutdown-${i}.com` })))
+    const key = await account(server, "business", "reading-at-shutdown")
+    const reading = new Promise<{ status: number; complete: boolean; text: string }>((resolve, reject) => {
+      // Connection: close, so the server need not wait for an idle keep-alive connection once it is done.
+      const headers = { authorization: `Bearer ${key.secret}`, connection: "close" }
+      const req = request(`${server.base}/api/v1/domains/snapshot`, { headers }, (res) => {
+        readToClose(res).then((body) => resolve({ status: res.statusCode!, ...body }), reject)
+      })
+      req.on("error", reject)
+      req.end()
+    })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await server.close()
+    const body = await reading
+    expect(body.status).toBe(200)
+    expect(body.complete).toBe(true)
+    expect(JSON.parse(body.text.trimEnd().split("\n").at(-1)!).listings).toBe(20_000)
   })
 })

@@ -5,11 +5,11 @@
  * snapshot's watermark.
  */
 import { gunzipSync } from "node:zlib"
-import { type IncomingMessage, request } from "node:http"
+import { request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Dropshelf, DropshelfError } from "@dropshelf/client"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { account, addListings, call, listing, memoryAdapter, type Running, start } from "./harness.ts"
+import { account, addListings, call, listing, memoryAdapter, readToClose, type Running, start } from "./harness.ts"
 
 const SNAPSHOT = "/api/v1/domains/snapshot"
 
@@ -24,21 +24,6 @@ const rawGet = (server: Running, path: string, headers: Record<string, string>) 
     })
     req.on("error", reject)
     req.end()
-  })
-
-/**
- * What reaches the client of `res` until its connection closes, and whether the body ended whole
- * (`close` comes however it ends; `complete` tells which). `each` sees every chunk as it comes.
- */
-const readToClose = (res: IncomingMessage, each: (chunk: Buffer) => void = () => {}) =>
-  new Promise<{ complete: boolean; text: string }>((settle) => {
-    const chunks: Array<Buffer> = []
-    res.on("data", (chunk: Buffer) => {
-      chunks.push(chunk)
-      each(chunk)
-    })
-    res.on("error", () => {})
-    res.on("close", () => settle({ complete: res.complete, text: Buffer.concat(chunks).toString("utf8") }))
   })
 
 const linesOf = (text: string) => text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line))
