@@ -1,9 +1,10 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Config, Duration, Effect, Layer, type Logger, type LogLevel, Schema, Scope } from "effect"
-import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerError, HttpServerResponse } from "effect/http"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { Config, Duration, Effect, Exit, Layer, type Logger, type LogLevel, Schema, Scope } from "effect"
+import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
-import { createServer } from "node:http"
+import { createServer, ServerResponse } from "node:http"
 import { Directory, type RateLimiter, SinceHorizon, type Watches } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import * as AccessLog from "./http/AccessLog.ts"
@@ -97,15 +98,28 @@ const spanName = (request: { readonly method: string; readonly url: string }) =>
   return known === undefined ? request.method : `${request.method} ${known.template}`
 }
 
-/** Counts the requests being answered, for the drain; while draining, every answer closes its connection. */
+/**
+ * Counts the requests being answered, for the drain; while draining, every answer closes its
+ * connection. A streamed body (the bulk snapshot) is written after the handler returns: its
+ * request counts until its response closes, however it ends.
+ */
 const tracked = <E, R>(lifecycle: Health.Lifecycle["Service"], app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.suspend(() => {
     lifecycle.inFlight++
+    const release = () => {
+      lifecycle.inFlight--
+    }
     return app.pipe(
       Effect.map((response) => lifecycle.draining ? HttpServerResponse.setHeader(response, "connection", "close") : response),
-      Effect.ensuring(Effect.sync(() => {
-        lifecycle.inFlight--
-      }))
+      Effect.onExit((exit) =>
+        Exit.isSuccess(exit) && exit.value.body._tag === "Stream"
+          ? HttpServerRequest.HttpServerRequest.useSync((request) => {
+            const raw = NodeHttpServerRequest.toServerResponse(request)
+            if (raw instanceof ServerResponse && !raw.closed) raw.once("close", release)
+            else release()
+          })
+          : Effect.sync(release)
+      )
     )
   })
 

@@ -64,8 +64,10 @@ describe("graceful shutdown", () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     const started = Date.now()
     await server.close()
-    // The listener's close gives it the shutdown timeout, then cuts it: not the snapshot's 60 s idle timeout.
+    // The drain waits for it the shutdown timeout, then the listener's close as long again, and
+    // cuts it: not the snapshot's 60 s idle timeout.
     expect(Date.now() - started).toBeLessThan(2 * SHUTDOWN_MS + 2_000)
+    expect(server.logs.some((entry) => entry.message === "drain: 1 requests still in flight when the shutdown timeout ended")).toBe(true)
     const read = readToClose(stalled)
     stalled.resume()
     const body = await read
