@@ -132,8 +132,9 @@ const DomainsHandlers = HttpApiBuilder.group(
         withCaller(({ caller }) =>
           startSnapshot(caller).pipe(
             Effect.map((items) => {
-              const response = NodeHttpServerRequest.toServerResponse(request)
-              if (response instanceof ServerResponse) {
+              const raw = NodeHttpServerRequest.toServerResponse(request)
+              const response = raw instanceof ServerResponse ? raw : undefined
+              if (response !== undefined) {
                 closeAtDeadlines(response, snapshotDeadlines, (reason) =>
                   runFork(Effect.logWarning(`snapshot closed: ${reason}`).pipe(
                     Effect.annotateLogs({ key_prefix: caller.key.prefix })
@@ -142,7 +143,7 @@ const DomainsHandlers = HttpApiBuilder.group(
               const gzip = acceptsGzip(request.headers["accept-encoding"])
               // The body's buffers are reused once what they are written into has let go of them.
               let compressor: Gzip | undefined
-              const bytes = snapshotBytes(items, () => gzip ? compressor : response instanceof ServerResponse ? response : undefined)
+              const bytes = snapshotBytes(items, () => gzip ? compressor : response)
               // Fastest level: a snapshot is large, and the CPU is the server's; level 1 still shrinks it ~5x.
               const body = gzip
                 ? NodeStream.pipeThroughSimple(bytes, () => (compressor = createGzip({ level: zlibConstants.Z_BEST_SPEED })))
