@@ -4,7 +4,7 @@
  * OpenAPI document afterwards.
  */
 import { Ajv2020 } from "ajv/dist/2020.js"
-import type { IncomingMessage } from "node:http"
+import { type IncomingMessage, request } from "node:http"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import {
@@ -281,6 +281,17 @@ export const conformance = (spec: any, exchanges: ReadonlyArray<Exchange>): { re
 }
 
 export const conformanceProblems = (spec: any, exchanges: ReadonlyArray<Exchange>): Array<string> => conformance(spec, exchanges).problems
+
+/**
+ * The answer to GET `path` once its headers have arrived, its body not read yet: nothing flows
+ * until a listener or `resume` asks for it.
+ */
+export const openGet = (server: Running, path: string, headers: Record<string, string>) =>
+  new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(`${server.base}${path}`, { headers }, resolve)
+    req.on("error", reject)
+    req.end()
+  })
 
 /**
  * What reaches the client of `res` until its connection closes, and whether the body ended whole

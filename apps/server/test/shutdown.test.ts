@@ -4,11 +4,10 @@
  * in flight still completes, and one that cannot finish (a snapshot whose client stopped
  * reading) is cut off once the shutdown timeout has run out.
  */
-import { type IncomingMessage, request } from "node:http"
 import { Clock, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { AvailabilityCheck } from "@dropshelf/core"
-import { account, addListings, listing, memoryAdapter, readToClose, start } from "./harness.ts"
+import { account, addListings, listing, memoryAdapter, openGet, readToClose, start } from "./harness.ts"
 
 /** An availability check that takes a while, so a reveal is still running when shutdown starts. */
 const slowCheck = Layer.succeed(AvailabilityCheck.AvailabilityCheck, {
@@ -52,14 +51,7 @@ describe("graceful shutdown", () => {
     // More than the kernel's socket buffers take, so the snapshot waits on a client that reads nothing.
     await addListings(server, Array.from({ length: 20_000 }, (_, i) => listing({ domain: `at-shutdown-${i}.com` })))
     const key = await account(server, "business", "stalled-at-shutdown")
-    const stalled = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(`${server.base}/api/v1/domains/snapshot`, { headers: { authorization: `Bearer ${key.secret}` } }, (res) => {
-        res.pause()
-        resolve(res)
-      })
-      req.on("error", reject)
-      req.end()
-    })
+    const stalled = await openGet(server, "/api/v1/domains/snapshot", { authorization: `Bearer ${key.secret}` })
     expect(stalled.statusCode).toBe(200)
     await new Promise((resolve) => setTimeout(resolve, 300))
     const started = Date.now()
@@ -79,15 +71,9 @@ describe("graceful shutdown", () => {
     const server = await start(memoryAdapter)
     await addListings(server, Array.from({ length: 20_000 }, (_, i) => listing({ domain: `during-shutdown-${i}.com` })))
     const key = await account(server, "business", "reading-at-shutdown")
-    const reading = new Promise<{ status: number; complete: boolean; text: string }>((resolve, reject) => {
-      // Connection: close, so the server need not wait for an idle keep-alive connection once it is done.
-      const headers = { authorization: `Bearer ${key.secret}`, connection: "close" }
-      const req = request(`${server.base}/api/v1/domains/snapshot`, { headers }, (res) => {
-        readToClose(res).then((body) => resolve({ status: res.statusCode!, ...body }), reject)
-      })
-      req.on("error", reject)
-      req.end()
-    })
+    // Connection: close, so the server need not wait for an idle keep-alive connection once it is done.
+    const reading = openGet(server, "/api/v1/domains/snapshot", { authorization: `Bearer ${key.secret}`, connection: "close" })
+      .then(async (res) => ({ status: res.statusCode!, ...(await readToClose(res)) }))
     await new Promise((resolve) => setTimeout(resolve, 100))
     await server.close()
     const body = await reading

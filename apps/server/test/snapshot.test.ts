@@ -5,26 +5,20 @@
  * snapshot's watermark.
  */
 import { gunzipSync } from "node:zlib"
-import { request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Dropshelf, DropshelfError } from "@dropshelf/client"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { account, addListings, call, listing, memoryAdapter, readToClose, type Running, start } from "./harness.ts"
+import { account, addListings, call, listing, memoryAdapter, openGet, readToClose, type Running, start } from "./harness.ts"
 
 const SNAPSHOT = "/api/v1/domains/snapshot"
 
 /** The body of GET `path` as raw bytes, undecoded, with its status and headers. */
-const rawGet = (server: Running, path: string, headers: Record<string, string>) =>
-  new Promise<{ status: number; headers: Record<string, string | Array<string> | undefined>; body: Buffer }>((resolve, reject) => {
-    const req = request(`${server.base}${path}`, { headers }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (chunk: Buffer) => chunks.push(chunk))
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }))
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end()
-  })
+const rawGet = async (server: Running, path: string, headers: Record<string, string>) => {
+  const res = await openGet(server, path, headers)
+  const chunks: Array<Buffer> = []
+  for await (const chunk of res) chunks.push(chunk)
+  return { status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }
+}
 
 const linesOf = (text: string) => text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line))
 
@@ -182,22 +176,18 @@ for (const adapter of adapters) {
      * A snapshot whose client reads the head, then nothing more until `resume`, which reads the
      * rest of what reaches it and tells whether the body was whole.
      */
-    const stalled = (secret: string) =>
-      new Promise<{ status: number; resume: () => Promise<{ complete: boolean; text: string }> }>((resolve, reject) => {
-        const req = request(`${server.base}${SNAPSHOT}`, { headers: { authorization: `Bearer ${secret}` } }, (res) => {
-          res.pause()
-          resolve({
-            status: res.statusCode!,
-            resume: () => {
-              const read = readToClose(res)
-              res.resume()
-              return read
-            }
-          })
-        })
-        req.on("error", reject)
-        req.end()
-      })
+    const stalled = async (secret: string) => {
+      const res = await openGet(server, SNAPSHOT, { authorization: `Bearer ${secret}` })
+      res.pause()
+      return {
+        status: res.statusCode!,
+        resume: () => {
+          const read = readToClose(res)
+          res.resume()
+          return read
+        }
+      }
+    }
 
     it("is closed once its client has left bytes unread for the idle timeout, and frees its slot for the next snapshot", async () => {
       const readers = await Promise.all([account(server, "business", "stalled-a"), account(server, "business", "stalled-b")])
@@ -239,17 +229,12 @@ describe("a bulk snapshot to a client that keeps falling behind", () => {
 
   it("reaches a client that keeps falling behind whole, line for line what a prompt client gets beside it: each snapshot writes from buffers of its own", async () => {
     const [slowKey, promptKey] = await Promise.all([account(server, "business", "slow-reader"), account(server, "business", "prompt-reader")])
-    const slow = new Promise<{ complete: boolean; text: string }>((resolve, reject) => {
-      const req = request(`${server.base}${SNAPSHOT}`, { headers: { authorization: `Bearer ${slowKey.secret}` } }, (res) => {
-        const read = readToClose(res, () => {
-          res.pause()
-          setTimeout(() => res.resume(), 2)
-        })
-        read.then(resolve, reject)
+    const slow = openGet(server, SNAPSHOT, { authorization: `Bearer ${slowKey.secret}` }).then((res) =>
+      readToClose(res, () => {
+        res.pause()
+        setTimeout(() => res.resume(), 2)
       })
-      req.on("error", reject)
-      req.end()
-    })
+    )
     const prompt = rawGet(server, SNAPSHOT, { authorization: `Bearer ${promptKey.secret}` })
     const [slowBody, promptBody] = await Promise.all([slow, prompt])
     expect(slowBody.complete).toBe(true)
@@ -276,17 +261,13 @@ describe("a bulk snapshot that lasts longer than a snapshot may", () => {
   it("is closed at the deadline though its client keeps reading, and the body ends without its closing line", async () => {
     const key = await account(server, "business", "trickling")
     const started = Date.now()
-    const outcome = await new Promise<{ complete: boolean; text: string }>((resolve, reject) => {
-      const req = request(`${server.base}${SNAPSHOT}`, { headers: { authorization: `Bearer ${key.secret}` } }, (res) =>
-        // A chunk, then a pause far shorter than the idle timeout: never stalled, never done in
-        // time. Past the deadline it reads what the kernel still holds for it at once.
-        resolve(readToClose(res, () => {
-          if (Date.now() - started > MAX_MS + 200) return
-          res.pause()
-          setTimeout(() => res.resume(), 100)
-        })))
-      req.on("error", reject)
-      req.end()
+    const res = await openGet(server, SNAPSHOT, { authorization: `Bearer ${key.secret}` })
+    // A chunk, then a pause far shorter than the idle timeout: never stalled, never done in
+    // time. Past the deadline it reads what the kernel still holds for it at once.
+    const outcome = await readToClose(res, () => {
+      if (Date.now() - started > MAX_MS + 200) return
+      res.pause()
+      setTimeout(() => res.resume(), 100)
     })
     expect(outcome.complete).toBe(false)
     expect(outcome.text).not.toContain("synced_at")
