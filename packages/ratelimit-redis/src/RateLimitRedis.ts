@@ -1,7 +1,7 @@
 import { RateLimiter, Time } from "@dropshelf/core"
-import * as NodeRedis from "@effect/platform-node/NodeRedis"
-import { Clock, Context, Duration, Effect, Exit, Layer, References, Result, Schedule, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Result, Schedule, Scope } from "effect"
 import { Redis } from "effect/persistence"
+import * as RedisConnection from "./RedisConnection.ts"
 
 /** Both scripts' start: `now` from Redis's own clock, and the start of its window of ARGV[1] ms. */
 const currentWindow = `
@@ -115,32 +115,8 @@ export const RECONNECT_INTERVAL = Duration.seconds(2)
  */
 export const CLOSE_TIMEOUT_MS = 1_000
 
-/** Runs before the client's own close (finalizers run in reverse): drops the connection if that close is still waiting. */
-const boundedClose = Layer.effectDiscard(
-  Effect.gen(function*() {
-    const { client } = yield* NodeRedis.NodeRedis
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        // `isOpen` turns false as soon as the close starts; the socket stays ready until it ends.
-        setTimeout(() => {
-          if (client.isReady) client.destroy()
-        }, CLOSE_TIMEOUT_MS).unref()
-      })
-    )
-  })
-)
-
 const client = (url: string) =>
-  boundedClose.pipe(
-    Layer.provideMerge(NodeRedis.layer({
-      url,
-      // Fail commands at once while disconnected instead of queueing them behind a reconnect.
-      disableOfflineQueue: true,
-      socket: { connectTimeout: 2_000 }
-    })),
-    // The client warns on every reconnect attempt; the limiter logs the outage once instead.
-    Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
-  )
+  RedisConnection.layer({ url, connectTimeoutMs: 2_000, closeTimeoutMs: CLOSE_TIMEOUT_MS })
 
 /**
  * Whether the limiter's Redis answers now: a PING on its connection, failing while it has none
