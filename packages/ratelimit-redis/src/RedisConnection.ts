@@ -34,6 +34,10 @@ export const layer = (options: Options): Layer.Layer<Redis.Redis, Redis.RedisErr
             url: options.url,
             // Commands fail at once while disconnected instead of queueing behind a reconnect.
             disableOfflineQueue: true,
+            // The limiter bounds each command itself (REDIS_TIMEOUT_MS). node-redis's own 5 s
+            // timeout is an AbortSignal.timeout a command, which outlives the reply: at thousands
+            // of requests a second they filled the old generation (decision 0506).
+            commandOptions: { timeout: undefined },
             socket: {
               connectTimeout: options.connectTimeoutMs,
               // The first connection fails the layer (the limiter retries it); one that was up reconnects.

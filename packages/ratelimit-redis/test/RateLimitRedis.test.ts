@@ -100,6 +100,25 @@ describe.skipIf(url === undefined)(`Redis rate limiter${url === undefined ? " (s
       await Promise.all([one.dispose(), other.dispose()])
     }
   })
+
+  it("counting starts no timer a command: the limiter's own timeout bounds it", async () => {
+    const runtime = limiterOn(url!)
+    const timeout = AbortSignal.timeout
+    let timers = 0
+    AbortSignal.timeout = (ms) => {
+      timers++
+      return timeout.call(AbortSignal, ms)
+    }
+    try {
+      const keyId = `test-${crypto.randomUUID()}`
+      await Promise.all(Array.from({ length: 50 }, () => hit(runtime, keyId, 1_000)))
+      await peek(runtime, keyId, 1_000)
+      expect(timers).toBe(0)
+    } finally {
+      AbortSignal.timeout = timeout
+      await runtime.dispose()
+    }
+  })
 })
 
 /**
