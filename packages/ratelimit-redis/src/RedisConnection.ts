@@ -20,6 +20,8 @@ export interface Options {
   readonly closeTimeoutMs: number
 }
 
+type ClientOptions = NonNullable<ConstructorParameters<typeof RedisClient>[0]>
+
 const failed = (cause: unknown) => new Redis.RedisError({ cause })
 
 /** Connected when built, closed with its scope; fails to build when Redis does not answer. */
@@ -36,8 +38,9 @@ export const layer = (options: Options): Layer.Layer<Redis.Redis, Redis.RedisErr
             disableOfflineQueue: true,
             // The limiter bounds each command itself (REDIS_TIMEOUT_MS). node-redis's own 5 s
             // timeout is an AbortSignal.timeout a command, which outlives the reply: at thousands
-            // of requests a second they filled the old generation (decision 0506).
-            commandOptions: { timeout: undefined },
+            // of requests a second they filled the old generation (decision 0506). `undefined` is
+            // node-redis's documented opt-out, which its type does not spell.
+            commandOptions: { timeout: undefined } as unknown as NonNullable<ClientOptions["commandOptions"]>,
             socket: {
               connectTimeout: options.connectTimeoutMs,
               // The first connection fails the layer (the limiter retries it); one that was up reconnects.
