@@ -2,13 +2,15 @@ import { RedisClient } from "@redis/client"
 import { Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 
-/**
+/*
  * The limiter's connection: effect's `Redis` service on node-redis's `RedisClient` class itself.
  * Not `createClient` (nor `@effect/platform-node/NodeRedis`, which calls it): that derives a class
- * with ~800 typed command methods, and another for MULTI, when it makes a client, ~22 MB of
- * start-up garbage that kept an idle server ~33 MB larger (decision 0506). The limiter sends its
+ * with every typed command method, and another for MULTI, when it makes a client, start-up
+ * garbage that kept an idle server markedly larger (decision 0506). The limiter sends its
  * commands by name, which the class alone does.
  */
+
+/** Where the limiter's Redis is, and how long connecting and closing may take. */
 export interface Options {
   readonly url: string
   /** How long connecting may take before the attempt fails. */
