@@ -1,5 +1,5 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Config, ConfigProvider, Effect, Layer, Metric, Option, Schema, Tracer } from "effect"
+import { Config, ConfigProvider, Effect, Layer, Metric, Option, References, Schema, Tracer } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
 import { OtlpExporter, OtlpMetrics, OtlpSerialization, OtlpTracer, PrometheusMetrics } from "effect/observability"
 import { Statement } from "effect/sql"
@@ -102,7 +102,7 @@ export const layerMetricsServer = (options: { readonly port: number; readonly ho
 /**
  * OpenTelemetry export of traces and metrics over OTLP/HTTP, configured by the standard `OTEL_*` variables, when
  * `OTEL_EXPORTER_OTLP_ENDPOINT` (or a per-signal endpoint) is set; without one, nothing is
- * installed and spans stay in Effect's native tracer, which the HTTP server skips entirely.
+ * installed and no span is recorded (Effect's tracer is off).
  * The body is JSON (`http/json`) unless `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`.
  */
 export const layerOtlpFromEnv: Layer.Layer<OtlpExporter.Flusher, Config.ConfigError> = Layer.unwrap(
@@ -113,7 +113,8 @@ export const layerOtlpFromEnv: Layer.Layer<OtlpExporter.Flusher, Config.ConfigEr
       Config.withDefault("http/json" as const)
     )
     const set = (value: Option.Option<string>) => Option.isSome(value) && value.value.trim() !== ""
-    if (!set(endpoint) && !set(tracesEndpoint)) return OtlpExporter.layerFlusher
+    // With nowhere to send them, spans would only be made and dropped, several a request.
+    if (!set(endpoint) && !set(tracesEndpoint)) return Layer.merge(OtlpExporter.layerFlusher, Layer.succeed(References.TracerEnabled, false))
     if (set(endpoint)) yield* Config.schema(Schema.URLFromString, "OTEL_EXPORTER_OTLP_ENDPOINT")
     // OTEL_SERVICE_NAME, when set, names the service instead (the resource reads it).
     const serviceName = set(yield* Config.option(Config.String("OTEL_SERVICE_NAME"))) ? undefined : "dropshelf"

@@ -51,4 +51,17 @@ describe("trace sampling", () => {
     expect(await sampledWith({})).toBe(true)
     expect(await sampledWith({ OTEL_TRACES_SAMPLER: "always_off" })).toBe(false)
   })
+
+  it("without an exporter no span is recorded: a use case's span is a placeholder", async () => {
+    const spanWith = (env: Record<string, string>) =>
+      Effect.runPromise(Effect.scoped(
+        Effect.withSpan(Effect.currentSpan, "probe").pipe(Effect.provide(Telemetry.layerOtlpFromEnv.pipe(
+          Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
+        )))
+      ))
+    // Effect's placeholder carries no trace and is never sampled.
+    expect(await spanWith({})).toMatchObject({ traceId: "noop", sampled: false })
+    expect(await spanWith({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_EXPORTER_OTLP_TIMEOUT: "100" }))
+      .toMatchObject({ name: "probe", traceId: expect.stringMatching(/^[0-9a-f]{32}$/), sampled: true })
+  })
 })
