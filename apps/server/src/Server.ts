@@ -1,10 +1,9 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Config, Duration, Effect, Exit, Layer, type Logger, type LogLevel, Schema, Scope } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
-import { createServer, ServerResponse } from "node:http"
+import { createServer } from "node:http"
 import { Directory, type RateLimiter, SinceHorizon, type Watches } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import * as AccessLog from "./http/AccessLog.ts"
@@ -13,7 +12,7 @@ import { boundary, matchPath, pathnameOf, routeTable } from "./http/Boundary.ts"
 import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
-import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines } from "./http/SnapshotDeadlines.ts"
+import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines, streamedResponseOf } from "./http/SnapshotDeadlines.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
 import * as Telemetry from "./Telemetry.ts"
 
@@ -114,8 +113,8 @@ const tracked = <E, R>(lifecycle: Health.Lifecycle["Service"], app: Effect.Effec
       Effect.onExit((exit) =>
         Exit.isSuccess(exit) && exit.value.body._tag === "Stream"
           ? HttpServerRequest.HttpServerRequest.useSync((request) => {
-            const raw = NodeHttpServerRequest.toServerResponse(request)
-            if (raw instanceof ServerResponse && !raw.closed) raw.once("close", release)
+            const response = streamedResponseOf(request)
+            if (response !== undefined && !response.closed) response.once("close", release)
             else release()
           })
           : Effect.sync(release)

@@ -114,7 +114,9 @@ export const layerOtlpFromEnv: Layer.Layer<OtlpExporter.Flusher, Config.ConfigEr
     )
     const set = (value: Option.Option<string>) => Option.isSome(value) && value.value.trim() !== ""
     // With nowhere to send them, spans would only be made and dropped, several a request.
-    if (!set(endpoint) && !set(tracesEndpoint)) return Layer.merge(OtlpExporter.layerFlusher, Layer.succeed(References.TracerEnabled, false))
+    if (!set(endpoint) && !set(tracesEndpoint)) {
+      return Layer.merge(OtlpExporter.layerFlusher, Layer.succeed(References.TracerEnabled, false))
+    }
     if (set(endpoint)) yield* Config.schema(Schema.URLFromString, "OTEL_EXPORTER_OTLP_ENDPOINT")
     // OTEL_SERVICE_NAME, when set, names the service instead (the resource reads it).
     const serviceName = set(yield* Config.option(Config.String("OTEL_SERVICE_NAME"))) ? undefined : "dropshelf"

@@ -1,9 +1,7 @@
 import { Clock, Effect, Layer } from "effect"
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { ServerResponse } from "node:http"
 import { constants as zlibConstants, createGzip, type Gzip } from "node:zlib"
 import { Directory, Errors, Idempotency, ListingJson, Plan, RateLimiter, Time } from "@dropshelf/core"
 import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex } from "@dropshelf/api/Api"
@@ -11,7 +9,7 @@ import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
 import * as Health from "./Health.ts"
 import { snapshotBytes } from "./SnapshotBody.ts"
-import { closeAtDeadlines, SnapshotDeadlines } from "./SnapshotDeadlines.ts"
+import { closeAtDeadlines, SnapshotDeadlines, streamedResponseOf } from "./SnapshotDeadlines.ts"
 import { WatchesHandlers } from "./WatchesHandlers.ts"
 
 /** The caller the key middleware resolved for this request. */
@@ -132,8 +130,7 @@ const DomainsHandlers = HttpApiBuilder.group(
         withCaller(({ caller }) =>
           startSnapshot(caller).pipe(
             Effect.map((items) => {
-              const raw = NodeHttpServerRequest.toServerResponse(request)
-              const response = raw instanceof ServerResponse ? raw : undefined
+              const response = streamedResponseOf(request)
               if (response !== undefined) {
                 closeAtDeadlines(response, snapshotDeadlines, (reason) =>
                   runFork(Effect.logWarning(`snapshot closed: ${reason}`).pipe(

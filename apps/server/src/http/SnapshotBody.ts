@@ -43,7 +43,8 @@ export class ReusedBuffers {
 
   /** `texts` encoded as UTF-8, one after another, in a buffer whose earlier bytes are done with. */
   fill(texts: Iterable<string>): Uint8Array {
-    const slot = this.free()
+    const writer = this.writer()
+    const slot = writer === undefined ? undefined : this.free(writer)
     let buffer = slot?.buffer ?? Buffer.allocUnsafeSlow(INITIAL_BYTES)
     let length = 0
     for (const text of texts) {
@@ -62,16 +63,14 @@ export class ReusedBuffers {
     if (slot !== undefined) {
       slot.buffer = buffer
       slot.end = this.handed
-    } else if (this.kept.length < KEPT_BUFFERS && this.writer() !== undefined) {
+    } else if (this.kept.length < KEPT_BUFFERS && writer !== undefined) {
       this.kept.push({ buffer, end: this.handed })
     }
     return buffer.subarray(0, length)
   }
 
-  /** The kept buffer done with longest ago, if its bytes have all left the writer. */
-  private free() {
-    const writer = this.writer()
-    if (writer === undefined) return undefined
+  /** The kept buffer done with longest ago, if its bytes have all left `writer`. */
+  private free(writer: Writer) {
     const settled = this.handed - writer.writableLength
     let oldest: { buffer: Buffer; end: number } | undefined
     for (const slot of this.kept) {

@@ -1,5 +1,7 @@
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Context } from "effect"
-import type { ServerResponse } from "node:http"
+import type { HttpServerRequest } from "effect/http"
+import { ServerResponse } from "node:http"
 
 /**
  * How long a bulk snapshot's connection may last: `idleMs`, how long its client may leave bytes
@@ -19,6 +21,15 @@ export const DEFAULT_SNAPSHOT_DEADLINES: SnapshotDeadlines = { idleMs: 60_000, m
 export const SnapshotDeadlines = Context.Reference<SnapshotDeadlines>("@dropshelf/server/SnapshotDeadlines", {
   defaultValue: () => DEFAULT_SNAPSHOT_DEADLINES
 })
+
+/**
+ * The Node response a request's streamed body is written to, when it is an HTTP/1.1 one: what
+ * the deadlines watch and the drain waits on.
+ */
+export const streamedResponseOf = (request: HttpServerRequest.HttpServerRequest): ServerResponse | undefined => {
+  const raw = NodeHttpServerRequest.toServerResponse(request)
+  return raw instanceof ServerResponse ? raw : undefined
+}
 
 /**
  * Destroys `response` once it has waited `idleMs` for its client to drain what was written, or
