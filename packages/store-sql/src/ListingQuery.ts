@@ -4,7 +4,7 @@ import type { SqlClient, SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import { JOINED_HOLD_COLUMNS, type Values } from "./ListingRows.ts"
 import { runningAt } from "./SqlHoldStore.ts"
-import { opaqueInstant, storable, toDate } from "./Rows.ts"
+import { opaqueInstant, opaqueText, storable, toDate } from "./Rows.ts"
 
 /*
  * A page request as SQL. Every filter of `ListingFilter.matchesFilters` is one condition over
@@ -49,23 +49,40 @@ export interface ListingQuery {
   ) => Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError>
 }
 
+/** A text value that can be written into a statement as `'value'`: no quote, backslash or space. */
+const PLAIN_TEXT = /^[A-Za-z0-9._-]{1,63}$/
+
 export const make = (sql: SqlClient.SqlClient): ListingQuery => {
+  /*
+   * Filter values a client picks from a small set (codes, bands, enumerations, small integers)
+   * are written into the statement's text: each filter set is then a statement of its own, which
+   * Postgres plans for its values and, once it has run a few times on a connection, keeps that
+   * plan instead of planning again at every page (planning cost more than running most page
+   * statements). Anything else stays a parameter: the search term, whose plan must follow it.
+   */
+  const text = (value: string) => PLAIN_TEXT.test(value) ? sql.literal(`'${value}'`) : sql`${value}`
+  const texts = (values: ReadonlyArray<string>) =>
+    values.length > 0 && values.every((value) => PLAIN_TEXT.test(value))
+      ? sql.literal(`ARRAY[${values.map((value) => `'${value}'`).join(",")}]::text[]`)
+      : sql`${[...values]}::text[]`
+  const integer = (value: number) => Number.isSafeInteger(value) ? sql.literal(String(value)) : sql`${value}`
+
   const filterConditions = (filters: ListQuery.ListFilters, now: Time.Instant): Array<Fragment> => {
     const f = filters
     const where: Array<Fragment> = []
-    if (f.ageMin !== undefined) where.push(sql`age_years >= ${f.ageMin}`)
-    if (f.categories !== undefined) where.push(sql`category = ANY(${[...f.categories]}::text[])`)
+    if (f.ageMin !== undefined) where.push(sql`age_years >= ${integer(f.ageMin)}`)
+    if (f.categories !== undefined) where.push(sql`category = ANY(${texts(f.categories)})`)
     if (f.checkedDays !== undefined) {
       where.push(sql`availability_checked_at >= ${toDate(now - f.checkedDays * Time.DAY)}`)
     }
-    if (f.citabilityMin !== undefined) where.push(sql`citability_score >= ${f.citabilityMin}`)
+    if (f.citabilityMin !== undefined) where.push(sql`citability_score >= ${integer(f.citabilityMin)}`)
     if (f.featured !== undefined) {
       where.push(f.featured ? sql`featured_rank IS NOT NULL` : sql`featured_rank IS NULL`)
     }
     if (f.priceRange !== undefined) {
       const { high, low } = Bands.priceRangeBounds[f.priceRange]
-      where.push(sql`published_value_cents >= ${low}`)
-      if (high !== null) where.push(sql`published_value_cents < ${high}`)
+      where.push(sql`published_value_cents >= ${integer(low)}`)
+      if (high !== null) where.push(sql`published_value_cents < ${integer(high)}`)
     }
     if (f.q !== undefined) {
       // search_text is already lower-cased by the core; LIKE then matches exactly as `includes`.
@@ -78,29 +95,29 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
       const bands = f.referringDomainBands.map((band) => {
         const { high, low } = Bands.referringDomainsBandBounds(band)
         return high === null
-          ? sql`referring_domains >= ${low}`
-          : sql`referring_domains BETWEEN ${low} AND ${high}`
+          ? sql`referring_domains >= ${integer(low)}`
+          : sql`referring_domains BETWEEN ${integer(low)} AND ${integer(high)}`
       })
       where.push(sql.or(bands))
     }
     if (f.recommended === true) {
       where.push(sql`category IS NOT NULL`)
       where.push(sql`jsonb_array_length(linked_by) > 0`)
-      where.push(sql`directory_score >= ${ListQuery.RECOMMENDED_SCORE_FLOOR}`)
+      where.push(sql`directory_score >= ${integer(ListQuery.RECOMMENDED_SCORE_FLOOR)}`)
     }
     if (f.rsMin !== undefined || f.rsMax !== undefined) where.push(sql`directory_score IS NOT NULL`)
-    if (f.rsMin !== undefined) where.push(sql`${sql.literal(scoreLow)} >= ${f.rsMin}`)
-    if (f.rsMax !== undefined) where.push(sql`${sql.literal(scoreHigh)} <= ${f.rsMax}`)
-    if (f.sources !== undefined) where.push(sql`source = ANY(${[...f.sources]}::text[])`)
-    if (f.spam !== undefined) where.push(sql`spam = ${f.spam}`)
+    if (f.rsMin !== undefined) where.push(sql`${sql.literal(scoreLow)} >= ${integer(f.rsMin)}`)
+    if (f.rsMax !== undefined) where.push(sql`${sql.literal(scoreHigh)} <= ${integer(f.rsMax)}`)
+    if (f.sources !== undefined) where.push(sql`source = ANY(${texts(f.sources)})`)
+    if (f.spam !== undefined) where.push(sql`spam = ${text(f.spam)}`)
     if (f.openTierOnly === true) where.push(sql`tier = 'open'`)
-    if (f.tld !== undefined) where.push(sql`tld = ${f.tld}`)
+    if (f.tld !== undefined) where.push(sql`tld = ${text(f.tld)}`)
     return where
   }
 
   /*
    * The clock-valued bounds go in opaque (Rows.ts) and the LIMIT as a literal, so that a page
-   * statement without filters gets one generic plan per connection. Filter values and `since`
+   * statement gets one plan per connection for its filter set. The search term and `since`
    * stay visible parameters: there the plan should follow the value.
    */
   const opaque = (at: Time.Instant) => opaqueInstant(sql, at)
@@ -127,13 +144,18 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
     const after = request.after
     if (after !== undefined) {
       if (after.order === "id") {
+        // Visible: several indexes hold the id order, and which is best follows how much of
+        // the directory lies after the position.
         where.push(sql`id > ${after.id}`)
       } else {
-        const at = toDate(after.discoveredAt)
+        // Opaque: only listings_latest holds this order, so every page after the first is
+        // read the same way and can keep one plan per connection.
+        const at = opaque(after.discoveredAt)
+        const id = opaqueText(sql, after.id)
         // The leading `<=` is an index range on (discovered_at DESC, id): without it the
         // planner reads every row before the position.
         where.push(sql`discovered_at <= ${at}`)
-        where.push(sql`(discovered_at < ${at} OR id > ${after.id})`)
+        where.push(sql`(discovered_at < ${at} OR id > ${id})`)
       }
     }
     return where

@@ -41,12 +41,13 @@ export const toDate = (value: Instant): Date => new Date(value)
 
 /*
  * Values the planner cannot see, each a one-row subquery. A statement whose plan should not follow
- * its values (a look-up by key, a clock bound) then gets one generic plan per connection after its
- * first five runs instead of being planned anew at every execution, which costs more than running
- * it (docs/decisions/0509-read-paths.md). Filter values stay visible: there the plan should follow
- * the value.
+ * its values (a look-up by key, a clock bound, a position in the newest-first order) then gets one
+ * generic plan per connection after its first five runs instead of being planned anew at every
+ * execution, which costs more than running it (docs/decisions/0509-read-paths.md). Filter values
+ * stay visible: there the plan should follow the value.
  */
 export const opaqueInstant = (sql: SqlClient.SqlClient, at: Instant): Fragment => sql`(SELECT ${toDate(at)}::timestamptz)`
+export const opaqueText = (sql: SqlClient.SqlClient, value: string): Fragment => sql`(SELECT ${value}::text)`
 export const opaqueIds = (sql: SqlClient.SqlClient, ids: ReadonlyArray<string>): Fragment => sql`(SELECT ${ids}::text[])::text[]`
 
 export const toDateOrNull = (value: Instant | null): Date | null => (value === null ? null : new Date(value))

@@ -89,4 +89,34 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
       assert.strictEqual(plans.length, 1, JSON.stringify(plans))
       assert.isAtLeast(plans[0]!.generic_plans, 6, JSON.stringify(plans))
     }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
+
+  /*
+   * A filtered page's statement carries its filter values in its text (the search term aside),
+   * so its only parameter is the clock, and after its first runs on a connection Postgres keeps
+   * one plan for that filter set instead of planning at every page.
+   */
+  it.effect("a filtered page's statement holds its filter values and is planned once per connection", () =>
+    Effect.gen(function*() {
+      const store = yield* ListingStore.ListingStore
+      const sql = yield* SqlClient.SqlClient
+      yield* store.upsert(Array.from({ length: 20 }, (_, n) => Fixtures.listingInput(`F${String(n).padStart(7, "0")}`)))
+      for (let n = 0; n < 12; n++) {
+        const now = Date.now()
+        yield* store.page({
+          order: "id",
+          after: undefined,
+          limit: 7,
+          filters: { tld: "com", spam: "low", priceRange: "250-999", categories: ["tech", "food"], referringDomainBands: ["5-9", "1000+"], rsMin: 20 },
+          visibleBefore: now,
+          since: undefined,
+          now,
+          reader: { at: now, revealsOf: undefined }
+        })
+      }
+      const plans = yield* sql<{ parameter_types: string; generic_plans: number }>`SELECT parameter_types::text, generic_plans::int
+        FROM pg_prepared_statements WHERE statement LIKE '%tld = ''com''%' AND statement NOT LIKE '%pg_prepared_statements%'`
+      assert.strictEqual(plans.length, 1, JSON.stringify(plans))
+      assert.deepStrictEqual(plans[0]!.parameter_types, "{\"timestamp with time zone\",\"timestamp with time zone\"}")
+      assert.isAtLeast(plans[0]!.generic_plans, 6, JSON.stringify(plans))
+    }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
 })

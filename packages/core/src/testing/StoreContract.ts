@@ -65,7 +65,11 @@ const filterCases: ReadonlyArray<ListFilters> = [
   { openTierOnly: true },
   { tld: "co.uk" },
   { tld: "com", spam: "low", featured: false },
-  { q: "hosting", rsMin: 10, openTierOnly: true }
+  { q: "hosting", rsMin: 10, openTierOnly: true },
+  // Values no listing carries, with quotes, spaces and backslashes: matched as text, never as syntax.
+  { tld: "o'reilly" },
+  { categories: ["it's", "tech"] },
+  { sources: ["a b\\", "auction"], spam: "low" }
 ]
 
 /**
