@@ -62,6 +62,8 @@ import { quote } from "./domain/Quote.ts"
 import { effectivePlan, extensionMs, type PlanLimits } from "./domain/Plan.ts"
 import { allowanceAt, planReveal, remainingReveals } from "./domain/RevealLedger.ts"
 import { DEFAULT_HORIZON_DAYS, oldestAcceptedSince, pruneBefore } from "./domain/SinceHorizon.ts"
+// Each use case runs in a span of its name (`Directory.listRecords`…) while tracing is on.
+import { span as useCase } from "./Spans.ts"
 import { HOUR, type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain/Time.ts"
 import { AvailabilityCheck } from "./ports/AvailabilityCheck.ts"
 import { HoldStore } from "./ports/HoldStore.ts"
@@ -71,12 +73,6 @@ import { type CodeField, ListingStore } from "./ports/ListingStore.ts"
 import type { RateDecision } from "./ports/RateLimiter.ts"
 import { RevealStore } from "./ports/RevealStore.ts"
 
-/**
- * Each use case runs in a span of its name (`Directory.listRecords`…), as `Effect.fn(name)` would
- * give it, but without `Effect.fn`'s stack capture at every call: an `Error` made per call is a
- * measurable share of a list request's CPU under load (docs/decisions/0505-auth-and-request-costs.md).
- */
-const useCase = (name: string) => Effect.withSpan(name, undefined, { captureStackTrace: false })
 
 /** An authenticated call: the key, its account, and that account's plan as resolved for this request. */
 export interface Caller {

@@ -39,6 +39,7 @@ export * as RevealStore from "./ports/RevealStore.ts"
 export * as WatchStore from "./ports/WatchStore.ts"
 export * as WebhookSender from "./ports/WebhookSender.ts"
 
+export * as Spans from "./Spans.ts"
 export * as Directory from "./Directory.ts"
 export * as DirectoryMetrics from "./DirectoryMetrics.ts"
 export * as Operators from "./Operators.ts"

@@ -1,4 +1,4 @@
-import { type Ids, ListingStore } from "@dropshelf/core"
+import { type Ids, ListingStore, Spans } from "@dropshelf/core"
 import { Effect, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as CopyLoader from "./CopyLoader.ts"
@@ -119,7 +119,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       if (read.anchorExists !== undefined) return Effect.succeed(result(read.anchorExists))
       // A page with no rows carries no answer for its anchor: then it is looked up.
       return Effect.map(find(after.id), (found) => result(found !== undefined))
-    }).pipe(Effect.withSpan("SqlListingStore.page", undefined, { captureStackTrace: false }))
+    }).pipe(Spans.span("SqlListingStore.page"))
 
   /**
    * One REPEATABLE READ, READ ONLY transaction: every FETCH reads the state its first statement
@@ -143,7 +143,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         const answers = readerAnswers(yield* query.readerOf(records.map((record) => record.id), request.reader, revealers), layoutOf(false, 1))
         yield* emit({ rows: records, ...answersFor(request.reader, answers) })
       }
-    })).pipe(Effect.orDie, Effect.withSpan("SqlListingStore.snapshot", undefined, { captureStackTrace: false }))
+    })).pipe(Effect.orDie, Spans.span("SqlListingStore.snapshot"))
 
   /** One index probe per code (listings_category, listings_source), not a DISTINCT over every matching row. */
   const unknownCodesNow = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) => {

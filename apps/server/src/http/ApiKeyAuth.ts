@@ -1,6 +1,6 @@
 import { Clock, Effect, Exit, Layer, Redacted, Result } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { type Directory, RateLimiter } from "@dropshelf/core"
+import { type Directory, RateLimiter, Spans } from "@dropshelf/core"
 import { ApiKeyAuth, CurrentCaller } from "@dropshelf/api/Api"
 import { RateLimitedError } from "@dropshelf/api/ApiErrors"
 import { AddressGate, refusalOf } from "./AddressGate.ts"
@@ -131,7 +131,7 @@ export const ApiKeyAuthLive = Layer.effect(
         }
         yield* counted(caller)
         return yield* unchanged
-      }, Effect.withSpan("ApiKeyAuth.bearer", undefined, { captureStackTrace: false }))
+      }, Spans.span("ApiKeyAuth.bearer"))
     })
   })
 )
