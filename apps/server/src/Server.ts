@@ -8,7 +8,7 @@ import { Directory, type RateLimiter, SinceHorizon, type Watches } from "@dropsh
 import { DropshelfApi } from "@dropshelf/api/Api"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
-import { boundary, matchPath, pathnameOf, routeTable } from "./http/Boundary.ts"
+import { boundary, matchPath, pathnameOf, routeTable, withBodyCap } from "./http/Boundary.ts"
 import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import { HandlersLive } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
@@ -161,7 +161,7 @@ export const layer = (
       )
       const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, OUTSIDE)))
       return Layer.effectDiscard(Effect.gen(function*() {
-        yield* HttpServer.serveEffect(served)
+        yield* withBodyCap(HttpServer.serveEffect(served))
         // Added after the server's own finalizer, so it runs first: the listener stays open while draining.
         yield* Effect.addFinalizer(() => drain(lifecycle, options.drainDelay ?? 0, options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT))
       }))

@@ -29,6 +29,13 @@ export const KEY_PREFIX_ATTRIBUTE = "dropshelf.key.prefix"
 /** Request bodies are capped: the largest body any endpoint takes is a few dozen bytes. */
 export const MAX_BODY_BYTES = 16 * 1024
 
+/**
+ * The cap as the framework reads it while decoding a body (a chunked one has no length to check
+ * up front), for the serving effect: every request's fiber inherits it.
+ */
+export const withBodyCap = <A, E, R>(serving: Effect.Effect<A, E, R>) =>
+  Effect.provideService(serving, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES))
+
 export const EXPOSED_HEADERS = [
   "X-RateLimit-Limit",
   "X-RateLimit-Remaining",
@@ -310,7 +317,6 @@ export const boundary = <E, R>(
     } else {
       beforeHandler = known === undefined
       response = yield* app.pipe(
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
         Effect.catchCause((cause) => {
           const answer = fromCause(cause, request, requestId)
           fault = answer.fault
