@@ -73,7 +73,6 @@ import { type CodeField, ListingStore } from "./ports/ListingStore.ts"
 import type { RateDecision } from "./ports/RateLimiter.ts"
 import { RevealStore } from "./ports/RevealStore.ts"
 
-
 /** An authenticated call: the key, its account, and that account's plan as resolved for this request. */
 export interface Caller {
   readonly accountId: AccountId

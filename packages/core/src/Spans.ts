@@ -5,8 +5,8 @@ import { Effect, References } from "effect"
  * off (`References.TracerEnabled`, as the server runs without an exporter) Effect still makes a
  * placeholder span for every `withSpan` and puts it in the context of the effect's children:
  * about a microsecond and a context copy each, several on every request's path, for nothing.
- * No stack is captured, as with `Effect.fn(name)` (an `Error` made per call is a measurable share
- * of a request's CPU: docs/decisions/0505-auth-and-request-costs.md).
+ * Unlike `Effect.fn(name)` it captures no stack: an `Error` made per call is a measurable share
+ * of a request's CPU (docs/decisions/0505-auth-and-request-costs.md).
  */
 export const span = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.withFiber((fiber) =>

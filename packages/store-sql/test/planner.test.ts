@@ -92,7 +92,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
 
   /*
    * A filtered page's statement carries its filter values in its text (the search term aside),
-   * so its only parameter is the clock, and after its first runs on a connection Postgres keeps
+   * so its only parameters are clock bounds, and after its first runs on a connection Postgres keeps
    * one plan for that filter set instead of planning at every page.
    */
   it.effect("a filtered page's statement holds its filter values and is planned once per connection", () =>

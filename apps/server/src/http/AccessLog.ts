@@ -1,11 +1,5 @@
 import { Effect, Formatter, Layer, Logger, type LogLevel, References } from "effect"
 
-/**
- * The server's log: Effect's JSON log lines on stdout (one per request from the boundary, plus
- * whatever else is logged while serving), written in batches rather than one write each
- * (docs/decisions/0505-auth-and-request-costs.md). A process killed outright loses at most the
- * last window's lines; a normal shutdown flushes them.
- */
 /** A value JSON writes as it is, which Effect's replacer would return unchanged too. */
 const isPlain = (value: unknown): boolean =>
   value === null || value === undefined || typeof value === "string" || typeof value === "boolean" ||
@@ -28,6 +22,12 @@ export const formatJson = Logger.map(Logger.formatStructured, (entry) =>
     ? JSON.stringify(entry)
     : Formatter.formatJson(entry))
 
+/**
+ * The server's log: Effect's JSON log lines on stdout (one per request from the boundary, plus
+ * whatever else is logged while serving), written in batches rather than one write each
+ * (docs/decisions/0505-auth-and-request-costs.md). A process killed outright loses at most the
+ * last window's lines; a normal shutdown flushes them.
+ */
 export const stdoutJson = Logger.batched(formatJson, {
   window: "10 millis",
   flush: (lines) =>
