@@ -52,7 +52,7 @@ describe("trace sampling", () => {
     expect(await sampledWith({ OTEL_TRACES_SAMPLER: "always_off" })).toBe(false)
   })
 
-  it("without an exporter no span is recorded: a use case's span is a placeholder", async () => {
+  it("without an exporter no span is recorded: the tracer is off, and a span Effect makes is a placeholder", async () => {
     const spanWith = (env: Record<string, string>) =>
       Effect.runPromise(Effect.scoped(
         Effect.withSpan(Effect.currentSpan, "probe").pipe(Effect.provide(Telemetry.layerOtlpFromEnv.pipe(

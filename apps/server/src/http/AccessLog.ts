@@ -14,11 +14,11 @@ const plainValues = (record: Readonly<Record<string, unknown>>): boolean => {
  * `Logger.formatJson`'s line, byte for byte. Its replacer looks up every key's descriptor for a
  * value to redact, a few microseconds a line, with nothing to do when every value is a string,
  * a finite number, a boolean or null, as in the request's line: those are written by
- * `JSON.stringify` alone, anything else by Effect's formatter.
+ * `JSON.stringify` alone, anything else by Effect's formatter. (`cause` is already text.)
  */
 export const formatJson = Logger.map(Logger.formatStructured, (entry) =>
   (Array.isArray(entry.message) ? entry.message.every(isPlain) : isPlain(entry.message)) &&
-    plainValues(entry.annotations) && plainValues(entry.spans) && isPlain(entry.cause)
+    plainValues(entry.annotations) && plainValues(entry.spans)
     ? JSON.stringify(entry)
     : Formatter.formatJson(entry))
 
