@@ -369,6 +369,13 @@ const readIndexes = statements(
  */
 const searchStatistics = statements(`ALTER TABLE listings ALTER COLUMN search_text SET STATISTICS 300`)
 
+/*
+ * 0012: a listing's running hold is found through a btree on listing_id. The exclusion constraint's
+ * GiST was the only index on it, and a probe of it reads several pages once holds have a history,
+ * for every row of every page. Ended holds (an outcome) are never running, so they stay out.
+ */
+const runningHolds = statements(`CREATE INDEX holds_running ON holds (listing_id, held_at DESC) WHERE outcome IS NULL`)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -379,7 +386,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0006_watches": watches,
   "0007_key_expiry": keyExpiry,
   "0010_read_indexes": readIndexes,
-  "0011_search_statistics": searchStatistics
+  "0011_search_statistics": searchStatistics,
+  "0012_running_holds": runningHolds
 }
 
 const run = Migrator.make({})

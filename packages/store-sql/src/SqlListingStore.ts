@@ -4,13 +4,12 @@ import { SqlClient } from "effect/sql"
 import * as CopyLoader from "./CopyLoader.ts"
 import * as ListingCache from "./ListingCache.ts"
 import * as ListingQuery from "./ListingQuery.ts"
-import { answersFor, COLUMNS, JOINED_HOLD_COLUMNS, layoutOf, LISTING_COLUMNS, readerAnswers, revealersOf, toRecord } from "./ListingRows.ts"
+import { answersFor, COLUMNS, layoutOf, LISTING_COLUMNS, readerAnswers, revealersOf, toRecord } from "./ListingRows.ts"
 import * as ListingWrites from "./ListingWrites.ts"
 import * as PageReads from "./PageReads.ts"
-import { opaqueIds, opaqueInstant, toDate } from "./Rows.ts"
+import { opaqueIds, toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
 import * as SinceFeed from "./SinceFeed.ts"
-import { runningAt } from "./SqlHoldStore.ts"
 
 /*
  * Listings on Postgres, composed of: ListingQuery (a page request as SQL), ListingRows (columns
@@ -52,18 +51,16 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
 
   /**
    * Single reads: the rows, their running holds and the readers' reveals in one statement on the
-   * primary key, as a page's rows are read with their reader (ListingQuery.withReader) but with
-   * none of a page's conditions, order or cursor.
+   * primary key, joined as a page's rows are (ListingQuery.joinReader) but with none of a page's
+   * conditions, order or cursor.
    */
   const findWithReaders = (ids: ReadonlyArray<Ids.ListingId>, at: number, revealers: ReadonlyArray<string>) =>
-    sql`SELECT l.*, ${
-      revealers.length === 0
-        ? sql.literal("'{}'::text[]")
-        : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${opaqueIds(sql, revealers)}))`
-    }, ${sql.literal(JOINED_HOLD_COLUMNS)}
-      FROM (SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${opaqueIds(sql, [...new Set(ids)])})) AS l
-      LEFT JOIN LATERAL (SELECT * FROM holds WHERE listing_id = l.id AND ${runningAt(sql, opaqueInstant(sql, at))}
-        ORDER BY held_at DESC LIMIT 1) AS h ON true`.values.pipe(
+    query.joinReader(
+      sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${opaqueIds(sql, [...new Set(ids)])})`,
+      at,
+      revealers,
+      undefined
+    ).pipe(
       Effect.map((rows) => ({
         listings: new Map(rows.map((row) => [row[0] as string, cache.intern(toRecord(row))])),
         answers: readerAnswers(rows, layoutOf(false, LISTING_COLUMNS.length))

@@ -84,7 +84,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
         assert.isDefined(found)
       }
       const plans = yield* sql<{ generic_plans: number; custom_plans: number }>`SELECT left(statement, 300) AS statement, generic_plans::int, custom_plans::int
-        FROM pg_prepared_statements WHERE statement LIKE '%LEFT JOIN LATERAL%' AND statement LIKE '%FROM listings WHERE id = ANY%'
+        FROM pg_prepared_statements WHERE statement LIKE '%FROM holds%' AND statement LIKE '%FROM listings WHERE id = ANY%'
           AND statement NOT LIKE '%pg_prepared_statements%'`
       assert.strictEqual(plans.length, 1, JSON.stringify(plans))
       assert.isAtLeast(plans[0]!.generic_plans, 6, JSON.stringify(plans))
@@ -118,5 +118,70 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
       assert.strictEqual(plans.length, 1, JSON.stringify(plans))
       assert.deepStrictEqual(plans[0]!.parameter_types, "{\"timestamp with time zone\",\"timestamp with time zone\"}")
       assert.isAtLeast(plans[0]!.generic_plans, 6, JSON.stringify(plans))
+    }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
+
+  /*
+   * The running holds of a page's rows, and of a single read's, are found by one scan of
+   * holds_running over the rows' ids. Probing an index once per row costs a page of 250 rows more
+   * than reading the page, and probing the exclusion constraint's GiST far more once holds have a
+   * history. One connection, so that the index statistics its statements leave can be flushed
+   * and read, and its prepared statements listed.
+   */
+  it.effect("a page's running holds are read in one scan of holds_running, and the exclusion GiST is never probed", () =>
+    Effect.gen(function*() {
+      const store = yield* ListingStore.ListingStore
+      const sql = yield* SqlClient.SqlClient
+      const id = (n: number) => `R${String(n).padStart(7, "0")}` as Ids.ListingId
+      yield* store.upsert(Array.from({ length: 300 }, (_, n) => Fixtures.listingInput(id(n))))
+      // A history: holds ended on other listings, and on every tenth of these one still running.
+      yield* sql`INSERT INTO holds (id, listing_id, account_id, held_at, expires_at, ended_at, outcome)
+        SELECT 'old' || n, 'X' || n, 'acct', now() - interval '30 days', now() - interval '29 days',
+          CASE WHEN n % 2 = 0 THEN now() - interval '29 days 12 hours' END, CASE WHEN n % 2 = 0 THEN 'released' END
+        FROM generate_series(1, 20000) AS n`
+      yield* sql`INSERT INTO holds (id, listing_id, account_id, held_at, expires_at)
+        SELECT 'run' || n, 'R' || lpad(n::text, 7, '0'), 'acct', now() - interval '1 hour', now() + interval '1 day'
+        FROM generate_series(0, 299, 10) AS n`
+      yield* sql`ANALYZE holds`
+      const scans = sql<{ indexrelname: string; idx_scan: number }>`SELECT indexrelname, idx_scan::int FROM pg_stat_user_indexes
+        WHERE schemaname = current_schema() AND indexrelname IN ('holds_running', 'holds_one_running_per_listing')`.pipe(
+        Effect.map((rows) => Object.fromEntries(rows.map((row) => [row.indexrelname, row.idx_scan])))
+      )
+      yield* sql`SELECT pg_stat_force_next_flush()`
+      const before = yield* scans
+      for (let n = 0; n < 8; n++) {
+        const now = Date.now()
+        const page = yield* store.page({
+          order: "id",
+          after: undefined,
+          limit: 250,
+          filters: {},
+          visibleBefore: now,
+          since: undefined,
+          now,
+          reader: { at: now, revealsOf: undefined }
+        })
+        assert.deepStrictEqual([...page.running.keys()].sort(), Array.from({ length: 25 }, (_, k) => id(k * 10)))
+        const found = yield* store.findForReader(id(n * 10), { at: now, revealsOf: undefined })
+        assert.strictEqual(found?.running?.id, `run${n * 10}`)
+      }
+      yield* sql`SELECT pg_stat_force_next_flush()`
+      const after = yield* scans
+      assert.strictEqual(after["holds_one_running_per_listing"], before["holds_one_running_per_listing"])
+      assert.isAbove(after["holds_running"]!, before["holds_running"]!)
+      // The page's statement, run as the server prepared it, reads holds once, not once per row.
+      const [prepared] = yield* sql<{ statement: string; parameter_types: string }>`SELECT statement, parameter_types::text
+        FROM pg_prepared_statements WHERE statement LIKE '%FROM holds%' AND statement LIKE '%LIMIT 251%'
+          AND statement NOT LIKE '%pg_prepared_statements%'`
+      assert.strictEqual(prepared?.parameter_types, "{\"timestamp with time zone\",\"timestamp with time zone\"}")
+      yield* sql.unsafe(`PREPARE page_again (timestamptz, timestamptz) AS ${prepared!.statement}`)
+      const [explained] = yield* sql<{ "QUERY PLAN": unknown }>`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page_again (now(), now())`
+      const document = explained!["QUERY PLAN"]
+      type Node = { "Relation Name"?: string; "Actual Loops": number; Plans?: ReadonlyArray<Node> }
+      const loopsOverHolds = (node: Node): Array<number> => [
+        ...(node["Relation Name"] === "holds" ? [node["Actual Loops"]] : []),
+        ...(node.Plans ?? []).flatMap(loopsOverHolds)
+      ]
+      const root = (typeof document === "string" ? JSON.parse(document) : document)[0].Plan as Node
+      assert.deepStrictEqual(loopsOverHolds(root), [1])
     }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
 })
