@@ -80,6 +80,30 @@ const ensureDirectory = (count: number, name = `dropshelf_bench_${count}`) => {
  */
 const settle = (name: string) => {
   psql("VACUUM (ANALYZE) listings", name)
+  holdHistory(name)
+}
+
+/**
+ * A served directory's holds, by another account than the bench's: one listing in 20 was held
+ * once and the hold has ended (released, or run out), one in 200 is held now. Made again at each
+ * run, so that the running ones run. None on the first 100 listings in id order, whose default
+ * page the `writes` part reveals (a listing another account holds cannot be revealed).
+ */
+const holdHistory = (name: string) => {
+  psql("DELETE FROM holds WHERE account_id = 'bench-holder'", name)
+  psql(
+    `INSERT INTO holds (id, listing_id, account_id, held_at, expires_at, ended_at, outcome)
+    SELECT 'bench-hold-' || n, id, 'bench-holder',
+      CASE WHEN n % 10 = 0 THEN now() - interval '1 hour' ELSE now() - interval '30 days' END,
+      CASE WHEN n % 10 = 0 THEN now() + interval '23 hours' ELSE now() - interval '29 days' END,
+      CASE WHEN n % 10 IN (1, 3, 5, 7) THEN now() - interval '29 days 12 hours' END,
+      CASE WHEN n % 10 IN (1, 3, 5, 7) THEN 'released' END
+    FROM (SELECT id, row_number() OVER (ORDER BY md5(id)) AS n FROM listings
+      WHERE status = 'active' AND id > (SELECT max(id) FROM (SELECT id FROM listings ORDER BY id LIMIT 100) AS first)) AS held
+    WHERE n <= (SELECT count(*) / 20 FROM listings)`,
+    name
+  )
+  psql("VACUUM (ANALYZE) holds", name)
 }
 
 const measureImport = async () => {
