@@ -338,7 +338,7 @@ export class Directory extends Context.Service<Directory, {
        * codes no listing carries walks the whole list.
        */
       const checkCodes = Effect.fnUntraced(function*(field: CodeField, codes: ReadonlyArray<string> | undefined) {
-        if (codes === undefined) return
+        if (codes === undefined || codes.length === 0) return
         const unknown = yield* listings.unknownCodes(field, codes)
         if (unknown.length === 0) return
         const refused = `unknown: ${quote(unknown.join(", "))}`
@@ -361,6 +361,18 @@ export class Directory extends Context.Service<Directory, {
         })
       })
 
+      /** Of `codes`, those no active row of `rows` carries. */
+      const unseen = (
+        codes: ReadonlyArray<string> | undefined,
+        rows: ReadonlyArray<ListingRecord>,
+        codeOf: (row: ListingRecord) => string | null
+      ) => {
+        if (codes === undefined) return undefined
+        const carried = new Set<string | null>()
+        for (const row of rows) if (row.status === "active") carried.add(codeOf(row))
+        return codes.filter((code) => !carried.has(code))
+      }
+
       const listRecords = Effect.fnUntraced(function*(caller: Caller, query: ListQuery) {
         if (query.since !== undefined && !caller.plan.sinceFeed) {
           return yield* new UpgradeRequired({
@@ -374,9 +386,11 @@ export class Directory extends Context.Service<Directory, {
             return yield* new SinceTooOld({ since: query.since, oldestAccepted, horizonDays })
           }
         }
-        yield* checkCodes("category", query.filters.categories)
-        yield* checkCodes("source", query.filters.sources)
-        const after = query.cursor === undefined ? undefined : yield* cursors.read(query.cursor, query.order)
+        const { categories, sources } = query.filters
+        // An unknown code is refused before a bad cursor, as when the codes were checked first.
+        const after = query.cursor === undefined ? undefined : yield* cursors.read(query.cursor, query.order).pipe(
+          Effect.catch((error) => Effect.andThen(Effect.andThen(checkCodes("category", categories), checkCodes("source", sources)), Effect.fail(error)))
+        )
         // synced_at is read before any row, so nothing committed after it can be missed next run.
         const syncedAt = yield* listings.syncedAt
         const now = yield* Clock.currentTimeMillis
@@ -390,6 +404,9 @@ export class Directory extends Context.Service<Directory, {
           now,
           reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
         })
+        // A code an active row of the page carries is known: only the others need the store's word.
+        yield* checkCodes("category", unseen(categories, page.rows, (row) => row.category))
+        yield* checkCodes("source", unseen(sources, page.rows, (row) => row.source))
         if (!page.anchorExists) {
           return yield* new InvalidRequest({
             parameter: "cursor",

@@ -342,6 +342,48 @@ describe("Directory: reading", () => {
       assert.deepStrictEqual(page.data.map((row) => row.id), ["AAAAAAA2"])
     })))
 
+  it.effect("a page whose rows carry every code it filters on asks the store about none; the others are still checked", () =>
+    Effect.gen(function*() {
+      const asked: Array<ReadonlyArray<string>> = []
+      // The memory store, its code checks recorded: Directory gets it in place of the plain one.
+      const recording = Layer.effect(
+        ListingStore.ListingStore,
+        Effect.map(ListingStore.ListingStore, (store): ListingStore.ListingStore["Service"] => ({
+          ...store,
+          unknownCodes: (field, codes) => Effect.suspend(() => (asked.push([field, ...codes]), store.unknownCodes(field, codes)))
+        }))
+      )
+      const layer = Directory.Directory.layer.pipe(
+        Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
+        Layer.provide(recording),
+        Layer.provideMerge(Operators.Operators.layer),
+        Layer.provideMerge(StoreMemory.layer),
+        Layer.provideMerge(StoreMemory.layerCrypto)
+      )
+      yield* Effect.gen(function*() {
+        yield* TestClock.setTime(T0)
+        const directory = yield* Directory.Directory
+        yield* load(
+          listing("AAAAAAA1", { category: "tech", source: "pool" }),
+          listing("AAAAAAA2", { category: "food", source: "auction" }),
+          listing("AAAAAAA3", { category: "travel", source: "pool" })
+        )
+        const { caller } = yield* callerOn("pro")
+        const ids = (raw: ListQuery.RawQuery) =>
+          Effect.map(Effect.flatMap(ListQuery.decode(raw), (query) => directory.list(caller, query)), (page) => page.data.map((row) => row.id))
+        assert.deepStrictEqual(yield* ids({ category: "tech,food", source: "pool,auction" }), ["AAAAAAA1", "AAAAAAA2"])
+        assert.deepStrictEqual(asked, [])
+        // A page of one row cannot carry both codes: the one it lacks is asked about, and only it.
+        assert.deepStrictEqual(yield* ids({ category: "tech,travel", limit: "1" }), ["AAAAAAA1"])
+        assert.deepStrictEqual(asked, [["category", "travel"]])
+        const refused = yield* Effect.flip(ids({ category: "tech,nope" }))
+        assert.deepStrictEqual(refused._tag === "InvalidRequest" && refused.parameter, "category")
+        // A bad cursor with an unknown code: the code is refused first.
+        const both = yield* Effect.flip(ids({ source: "nope", cursor: "not-a-cursor" }))
+        assert.deepStrictEqual(both._tag === "InvalidRequest" && both.parameter, "source")
+      }).pipe(Effect.provide(layer))
+    }))
+
   it.effect("past CODES_SHOWN codes, a refusal lists those from the unknown code on, and says how to go on", () =>
     run(Effect.gen(function*() {
       const directory = yield* Directory.Directory
