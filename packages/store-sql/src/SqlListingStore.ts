@@ -80,17 +80,16 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   /*
    * Single reads of any listings that arrive while one is being read share the next statement
    * (SharedReads, at the latest clock of the batch): under load, one round trip answers the
-   * reads of many connections. Ids are spread over a few lanes, so that one slow statement
-   * does not hold every read back.
+   * reads of many connections. One batch at a time: a statement's round trip costs both
+   * processes far more than another id in it, so spreading reads over several concurrent
+   * statements only made more of them (docs/decisions/0509-read-paths.md).
    */
-  const READ_LANES = 4
   const sharedReaderFinds = SharedReads.make(scope, readBatch)
-  const laneOf = (id: string) => String(id.charCodeAt(id.length - 1) % READ_LANES)
 
   const findForReader = (id: Ids.ListingId, reader: ListingStore.PageReader): Effect.Effect<ListingStore.ReaderFind | undefined> =>
     SharedReads.unlessInTransaction(
       sql,
-      sharedReaderFinds.read(laneOf(id), { id, reader }),
+      sharedReaderFinds.read("single reads", { id, reader }),
       Effect.map(readBatch([{ id, reader }]), (found) => found[0]!)
     ).pipe(Effect.map(({ answers, listings }) => {
       const listing = listings.get(id)
