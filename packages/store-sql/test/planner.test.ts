@@ -121,6 +121,32 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
     }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
 
   /*
+   * Concurrent single reads of different listings share statements, one batch at a time: a
+   * statement's round trip costs the server and Postgres more than another id in it. One
+   * connection, whose prepared statement counts its own runs.
+   */
+  it.effect("concurrent single reads of different listings share statements, one batch at a time", () =>
+    Effect.gen(function*() {
+      const store = yield* ListingStore.ListingStore
+      const sql = yield* SqlClient.SqlClient
+      const id = (n: number) => `B${String(n).padStart(7, "0")}` as Ids.ListingId
+      yield* store.upsert(Array.from({ length: 40 }, (_, n) => Fixtures.listingInput(id(n))))
+      const runs = sql<{ runs: number }>`SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements
+        WHERE statement LIKE '%FROM holds%' AND statement LIKE '%FROM listings WHERE id = ANY%'
+          AND statement NOT LIKE '%pg_prepared_statements%'`.pipe(Effect.map((rows) => rows[0]?.runs ?? 0))
+      yield* store.findForReader(id(0), { at: Date.now(), revealsOf: undefined })
+      const before = yield* runs
+      const found = yield* Effect.all(
+        Array.from({ length: 40 }, (_, n) => store.findForReader(id(n), { at: Date.now(), revealsOf: undefined })),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(found.map((one) => one?.listing.id), Array.from({ length: 40 }, (_, n) => id(n)))
+      // The first read runs alone and the 39 that arrive while it runs share the next statement
+      // (one more allowed for a scheduler's late fiber); four lanes of batches made 8.
+      assert.isAtMost((yield* runs) - before, 3)
+    }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
+
+  /*
    * The running holds of a page's rows, and of a single read's, are found by one scan of
    * holds_running over the rows' ids. Probing an index once per row costs a page of 250 rows more
    * than reading the page, and probing the exclusion constraint's GiST far more once holds have a
