@@ -1,4 +1,4 @@
-import { type Ids, ListingStore } from "@dropshelf/core"
+import { type Ids, ListingStore, type ListQuery } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -65,6 +65,12 @@ suite("sql (pglite) planner estimates", pgliteStores)
 
 afterAll(closePglite)
 
+/** The first page in id order at the clock's present, as a caller with no access delay reads it. */
+const firstPageNow = (limit: number, filters: ListQuery.ListFilters): ListingStore.PageRequest => {
+  const now = Date.now()
+  return { order: "id", after: undefined, limit, filters, visibleBefore: now, since: undefined, now, reader: { at: now, revealsOf: undefined } }
+}
+
 describeOnServer("sql (server) planner estimates", (databaseUrl) => {
   suite("sql (server) planner estimates", serverStores(databaseUrl))
 
@@ -101,17 +107,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
       const sql = yield* SqlClient.SqlClient
       yield* store.upsert(Array.from({ length: 20 }, (_, n) => Fixtures.listingInput(`F${String(n).padStart(7, "0")}`)))
       for (let n = 0; n < 12; n++) {
-        const now = Date.now()
-        yield* store.page({
-          order: "id",
-          after: undefined,
-          limit: 7,
-          filters: { tld: "com", spam: "low", priceRange: "250-999", categories: ["tech", "food"], referringDomainBands: ["5-9", "1000+"], rsMin: 20 },
-          visibleBefore: now,
-          since: undefined,
-          now,
-          reader: { at: now, revealsOf: undefined }
-        })
+        yield* store.page(firstPageNow(7, { tld: "com", spam: "low", priceRange: "250-999", categories: ["tech", "food"], referringDomainBands: ["5-9", "1000+"], rsMin: 20 }))
       }
       const plans = yield* sql<{ parameter_types: string; generic_plans: number }>`SELECT parameter_types::text, generic_plans::int
         FROM pg_prepared_statements WHERE statement LIKE '%tld = ''com''%' AND statement NOT LIKE '%pg_prepared_statements%'`
@@ -175,19 +171,9 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
       yield* sql`SELECT pg_stat_force_next_flush()`
       const before = yield* scans
       for (let n = 0; n < 8; n++) {
-        const now = Date.now()
-        const page = yield* store.page({
-          order: "id",
-          after: undefined,
-          limit: 250,
-          filters: {},
-          visibleBefore: now,
-          since: undefined,
-          now,
-          reader: { at: now, revealsOf: undefined }
-        })
+        const page = yield* store.page(firstPageNow(250, {}))
         assert.deepStrictEqual([...page.running.keys()].sort(), Array.from({ length: 25 }, (_, k) => id(k * 10)))
-        const found = yield* store.findForReader(id(n * 10), { at: now, revealsOf: undefined })
+        const found = yield* store.findForReader(id(n * 10), { at: Date.now(), revealsOf: undefined })
         assert.strictEqual(found?.running?.id, `run${n * 10}`)
       }
       yield* sql`SELECT pg_stat_force_next_flush()`
