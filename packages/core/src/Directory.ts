@@ -373,6 +373,16 @@ export class Directory extends Context.Service<Directory, {
         return codes.filter((code) => !carried.has(code))
       }
 
+      /**
+       * The filters' category and source codes, but those an active row of `rows` carries: such
+       * a row is a listing carrying the code, so only the others need the store's word.
+       */
+      const checkCodesBeyond = (filters: ListQuery["filters"], rows: ReadonlyArray<ListingRecord>) =>
+        Effect.andThen(
+          checkCodes("category", unseen(filters.categories, rows, (row) => row.category)),
+          checkCodes("source", unseen(filters.sources, rows, (row) => row.source))
+        )
+
       const listRecords = Effect.fnUntraced(function*(caller: Caller, query: ListQuery) {
         if (query.since !== undefined && !caller.plan.sinceFeed) {
           return yield* new UpgradeRequired({
@@ -386,10 +396,9 @@ export class Directory extends Context.Service<Directory, {
             return yield* new SinceTooOld({ since: query.since, oldestAccepted, horizonDays })
           }
         }
-        const { categories, sources } = query.filters
         // An unknown code is refused before a bad cursor, as when the codes were checked first.
         const after = query.cursor === undefined ? undefined : yield* cursors.read(query.cursor, query.order).pipe(
-          Effect.catch((error) => Effect.andThen(Effect.andThen(checkCodes("category", categories), checkCodes("source", sources)), Effect.fail(error)))
+          Effect.catch((error) => Effect.andThen(checkCodesBeyond(query.filters, []), Effect.fail(error)))
         )
         // synced_at is read before any row, so nothing committed after it can be missed next run.
         const syncedAt = yield* listings.syncedAt
@@ -404,9 +413,7 @@ export class Directory extends Context.Service<Directory, {
           now,
           reader: { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId }
         })
-        // A code an active row of the page carries is known: only the others need the store's word.
-        yield* checkCodes("category", unseen(categories, page.rows, (row) => row.category))
-        yield* checkCodes("source", unseen(sources, page.rows, (row) => row.source))
+        yield* checkCodesBeyond(query.filters, page.rows)
         if (!page.anchorExists) {
           return yield* new InvalidRequest({
             parameter: "cursor",

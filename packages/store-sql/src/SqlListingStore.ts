@@ -101,7 +101,6 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       }
     }))
 
-  // The span captures no stack trace: capturing one was a measurable cost per page.
   const page = (request: ListingStore.PageRequest): Effect.Effect<ListingStore.PageResult> =>
     Effect.flatMap(request.since !== undefined ? since.sincePage(request) : reads.sharedPage(request), (read) => {
       const result = (anchorExists: boolean): ListingStore.PageResult => ({
@@ -154,7 +153,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     )
   }
 
-  /** Every filtered page asks it; concurrent checks of the same codes share a statement, as page reads do. */
+  /** A filtered page asks it of the codes its rows do not carry; concurrent checks of the same codes share a statement, as page reads do. */
   const sharedCodeChecks = SharedReads.make(scope, (batch: ReadonlyArray<readonly [ListingStore.CodeField, ReadonlyArray<string>]>) =>
     Effect.map(unknownCodesNow(batch[0]![0], batch[0]![1]), (unknown) => batch.map(() => unknown)))
   const unknownCodes = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) =>
