@@ -13,7 +13,8 @@
  * each statement outside a transaction as one), a count of round trips a request costs.
  *
  * PostgreSQL's CPU is that of the postmaster's helpers and of the backends connected to the
- * bench database, so that other databases' work on a shared machine does not count.
+ * bench database, so that other databases' work on a shared machine does not count. Redis's is
+ * that of every `redis-server` process on the machine (the rate limiter's, with REDIS_URL set).
  *
  * Environment: DATABASE_URL (the server, as for `npm run bench`), BENCH_REQUESTS (20000),
  * BENCH_DATABASE (dropshelf_bench_1000000), BENCH_PLAN (business), BENCH_FROM (`bundle`, the
@@ -22,7 +23,7 @@
 import type { Walk } from "./load.ts"
 import { idsAcross, MIXED_IDS, mixedWalks } from "./mixed.ts"
 import { psql } from "./postgres.ts"
-import { ticksOf } from "./proc.ts"
+import { pidsOf, ticksOf } from "./proc.ts"
 import { keyFor, load, loadWalks, startServer, stop } from "./server.ts"
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000)
@@ -50,8 +51,11 @@ const key = keyFor(DATABASE, PLAN)
 const server = await startServer(DATABASE, PORT, { from: FROM })
 console.log(`server: ${process.env.BENCH_BUNDLE ?? (FROM === "bundle" ? "the bundle of npm run build" : "the TypeScript sources")}, database ${DATABASE}`)
 
-console.log(`| path | server CPU µs/request | PostgreSQL CPU µs/request | transactions/request | req/s |`)
-console.log(`| --- | ---: | ---: | ---: | ---: |`)
+const redisPids = pidsOf("redis-server")
+const redisTicks = () => redisPids.reduce((total, pid) => total + ticksOf(pid), 0)
+
+console.log(`| path | server CPU µs/request | PostgreSQL CPU µs/request | Redis CPU µs/request | transactions/request | req/s |`)
+console.log(`| --- | ---: | ---: | ---: | ---: | ---: |`)
 for (const path of paths) {
   const walks = walksFor(path)
   const run = (amount: number) =>
@@ -63,12 +67,13 @@ for (const path of paths) {
   const serverBefore = ticksOf(server.pid!)
   const postgresBefore = postgresTicks(pids)
   const commitsBefore = commits()
+  const redisBefore = redisTicks()
   const started = performance.now()
   const result = run(REQUESTS)
   const seconds = (performance.now() - started) / 1000
   const perRequest = (ticks: number) => ((ticks * 10_000) / result.total).toFixed(0)
   if (result.non2xx + result.errors > 0) console.log(`${path}: ${result.non2xx + result.errors} answers not 2xx`)
-  console.log(`| ${path} | ${perRequest(ticksOf(server.pid!) - serverBefore)} | ${perRequest(postgresTicks(pids) - postgresBefore)} | ${
+  console.log(`| ${path} | ${perRequest(ticksOf(server.pid!) - serverBefore)} | ${perRequest(postgresTicks(pids) - postgresBefore)} | ${perRequest(redisTicks() - redisBefore)} | ${
     ((commits() - commitsBefore) / result.total).toFixed(2)
   } | ${(result.total / seconds).toFixed(0)} |`)
 }

@@ -11,16 +11,19 @@ export const ticksOf = (pid: number | string): number => {
   }
 }
 
-/** The pids of every PostgreSQL process: the postmaster, its helpers and the backends. */
-export const postgresPids = (): Array<string> =>
+/** The pids of the processes whose command is `command` (as /proc/<pid>/comm names it). */
+export const pidsOf = (command: string): Array<string> =>
   readdirSync("/proc").filter((name) => {
     if (!/^\d+$/.test(name)) return false
     try {
-      return readFileSync(`/proc/${name}/comm`, "utf8").trim() === "postgres"
+      return readFileSync(`/proc/${name}/comm`, "utf8").trim() === command
     } catch {
       return false // gone
     }
   })
+
+/** The pids of every PostgreSQL process: the postmaster, its helpers and the backends. */
+export const postgresPids = (): Array<string> => pidsOf("postgres")
 
 /** The pids of the PostgreSQL backends serving `database` (their process title names it). */
 export const backendPidsOf = (database: string): Array<string> =>
