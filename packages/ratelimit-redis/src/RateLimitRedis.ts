@@ -1,46 +1,59 @@
 import { RateLimiter, Time } from "@dropshelf/core"
-import { Clock, Context, Duration, Effect, Exit, Layer, Result, Schedule, Scope } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Exit, Layer, Result, Schedule, Scope } from "effect"
 import { Redis } from "effect/persistence"
 import * as RedisConnection from "./RedisConnection.ts"
 
-/** Both scripts' start: `now` from Redis's own clock, and the start of its window of ARGV[1] ms. */
-const currentWindow = `
-local time = redis.call("TIME")
-local length = tonumber(ARGV[1])
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local window = now - (now % length)
-`
+/** One request's step on a key's counter: count it (`hit`) or only read it (`peek`). */
+export interface Step {
+  readonly prefix: string
+  readonly windowMs: number
+  readonly counts: boolean
+}
 
 /**
- * One atomic step per request: INCR on the key's counter for the current wall-clock window
- * (ARGV[1] ms, a minute for the per-key limit), with the time read from Redis's own clock so
- * that every instance agrees on the window. Returns the count after this request and the end of
- * the window (epoch ms).
+ * The counting steps of one batch, in order, in one atomic script: for each key (KEYS[i], a
+ * counter's prefix) ARGV holds its window in ms and whether to count ("1", an INCR on the
+ * counter of the current wall-clock window) or only to read it. The time is Redis's own, so
+ * every instance agrees on the window. Returns, for each step, the count after it and the end
+ * of its window (epoch ms), flattened.
  */
-export const hitScript = Redis.script((counterPrefix: string, windowMs: number) => [counterPrefix, windowMs], {
-  numberOfKeys: 1,
-  lua: `${currentWindow}local key = KEYS[1] .. ":" .. window
-local count = redis.call("INCR", key)
-if count == 1 then
-  redis.call("PEXPIRE", key, (window + length - now) + 5000)
+export const stepsScript = Redis.script(
+  (steps: ReadonlyArray<Step>) => [
+    ...steps.map((step) => step.prefix),
+    ...steps.flatMap((step) => [step.windowMs, step.counts ? "1" : "0"])
+  ],
+  {
+    numberOfKeys: (steps) => steps.length,
+    lua: `local time = redis.call("TIME")
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local answers = {}
+for i = 1, #KEYS do
+  local length = tonumber(ARGV[2 * i - 1])
+  local window = now - (now % length)
+  local key = KEYS[i] .. ":" .. window
+  local count
+  if ARGV[2 * i] == "1" then
+    count = redis.call("INCR", key)
+    if count == 1 then
+      redis.call("PEXPIRE", key, (window + length - now) + 5000)
+    end
+  else
+    count = tonumber(redis.call("GET", key) or "0")
+  end
+  answers[2 * i - 1] = count
+  answers[2 * i] = window + length
 end
-return { count, window + length }
+return answers
 `
-}).withReturnType<[number, number]>()
-
-/** The count of the key's current window without counting, and the end of the window: `hitScript` without the INCR. */
-export const peekScript = Redis.script((counterPrefix: string, windowMs: number) => [counterPrefix, windowMs], {
-  numberOfKeys: 1,
-  lua: `${currentWindow}local count = tonumber(redis.call("GET", KEYS[1] .. ":" .. window) or "0")
-return { count, window + length }
-`
-}).withReturnType<[number, number]>()
+  }
+).withReturnType<ReadonlyArray<number>>()
 
 /**
- * How long a request waits for Redis before counting in-process instead. A disconnected client
- * fails at once (no offline queue), so this only bounds a Redis that hangs; it is generous
- * because a busy but healthy Redis must not be mistaken for a dead one (at 250 ms, a loaded
- * two-core machine fell back mid-burst and let a few requests over the limit through).
+ * How long a batch waits for Redis before its requests are counted in-process instead. A
+ * disconnected client fails at once (no offline queue), so this only bounds a Redis that hangs;
+ * it is generous because a busy but healthy Redis must not be mistaken for a dead one (at
+ * 250 ms, a loaded two-core machine fell back mid-burst and let a few requests over the limit
+ * through).
  */
 export const REDIS_TIMEOUT_MS = 2_000
 
@@ -51,25 +64,86 @@ export const REDIS_TIMEOUT_MS = 2_000
  */
 export const PROBE_INTERVAL_MS = 1_000
 
+interface Waiting {
+  readonly step: Step
+  readonly done: Deferred.Deferred<readonly [number, number], unknown>
+}
+
 /**
- * The `RateLimiter` port on Redis. When Redis cannot be reached the request is counted by the
- * in-process limiter instead, and the switch is logged once each way: limits stay per key but
- * become per instance until Redis answers again (decision 0110). Meanwhile one request a
- * `PROBE_INTERVAL_MS` tries Redis; the rest do not wait for it.
+ * The `RateLimiter` port on Redis. Steps that arrive while a script runs go together in the
+ * next one, which starts as soon as it ends: under load one round trip counts the requests of
+ * many connections, each still exactly (the script takes them one after another). A step never
+ * joins a script already sent, so its window is read after the request began.
+ *
+ * When Redis cannot be reached the request is counted by the in-process limiter instead, and
+ * the switch is logged once each way: limits stay per key but become per instance until Redis
+ * answers again (decision 0110). Meanwhile one request a `PROBE_INTERVAL_MS` tries Redis; the
+ * rest do not wait for it.
  */
 export const make = Effect.gen(function*() {
   const redis = yield* Redis.Redis
-  const hit = redis.eval(hitScript)
-  const peek = redis.eval(peekScript)
+  const scope = yield* Effect.scope
+  const send = redis.eval(stepsScript)
   const fallback = yield* RateLimiter.makeInProcess
   let degraded = false
   let nextProbeAt = 0
+  // Present while a script runs: the steps for the next one.
+  let next: Array<Waiting> | undefined
+
+  const settle = (batch: ReadonlyArray<Waiting>, exit: Exit.Exit<ReadonlyArray<number>, unknown>) =>
+    batch.forEach(({ done }, index) =>
+      Deferred.doneUnsafe(
+        done,
+        Exit.isSuccess(exit)
+          ? Effect.succeed([Number(exit.value[2 * index]), Number(exit.value[2 * index + 1])] as const)
+          : Effect.failCause(exit.cause)
+      )
+    )
+
+  const runFrom = (batch: ReadonlyArray<Waiting>): Effect.Effect<void> =>
+    send(batch.map(({ step }) => step)).pipe(
+      Effect.timeout(REDIS_TIMEOUT_MS),
+      Effect.exit,
+      Effect.flatMap((exit) =>
+        Effect.suspend(() => {
+          settle(batch, exit)
+          const waiting = next!
+          if (waiting.length === 0) {
+            next = undefined
+            return Effect.void
+          }
+          // A Redis that did not answer is not asked again for the steps queued behind it:
+          // they count in-process now, as the requests after them will until the next probe.
+          if (Exit.isFailure(exit)) {
+            next = undefined
+            settle(waiting, exit)
+            return Effect.void
+          }
+          next = []
+          return runFrom(waiting)
+        })
+      )
+    )
+
+  const onRedis = (step: Step) =>
+    Effect.suspend(() => {
+      const done = Deferred.makeUnsafe<readonly [number, number], unknown>()
+      if (next !== undefined) {
+        next.push({ step, done })
+        return Deferred.await(done)
+      }
+      next = []
+      return runFrom([{ step, done }]).pipe(
+        Effect.uninterruptible,
+        Effect.forkIn(scope),
+        Effect.andThen(Deferred.await(done))
+      )
+    })
 
   /** One step on Redis, or on the in-process counters when Redis does not answer in time. */
-  const onRedis = (
-    step: Effect.Effect<[number, number], unknown>,
+  const decide = (
+    step: Step,
     limit: number,
-    peeked: boolean,
     instead: () => Effect.Effect<RateLimiter.RateDecision>
   ): Effect.Effect<RateLimiter.RateDecision> =>
     Effect.gen(function*() {
@@ -79,14 +153,14 @@ export const make = Effect.gen(function*() {
         // One probe at a time: none other until this one has answered or given up.
         nextProbeAt = now + REDIS_TIMEOUT_MS + PROBE_INTERVAL_MS
       }
-      const answer = yield* Effect.result(Effect.timeout(step, REDIS_TIMEOUT_MS))
+      const answer = yield* Effect.result(onRedis(step))
       if (Result.isSuccess(answer)) {
         if (degraded) {
           degraded = false
           yield* Effect.logInfo("Redis answers again: rate limits are shared across instances")
         }
         const [count, resetAt] = answer.success
-        return RateLimiter.decisionOf(Number(count), limit, Number(resetAt), peeked)
+        return RateLimiter.decisionOf(count, limit, resetAt, !step.counts)
       }
       // The next probe a whole interval after this one gave up, not after it started.
       nextProbeAt = (yield* Clock.currentTimeMillis) + PROBE_INTERVAL_MS
@@ -97,11 +171,12 @@ export const make = Effect.gen(function*() {
       return yield* instead()
     })
 
+  const prefixOf = (keyId: string) => `dropshelf:ratelimit:${keyId}`
   return RateLimiter.RateLimiter.of({
     hit: (keyId, limit, windowMs = Time.MINUTE) =>
-      onRedis(hit(`dropshelf:ratelimit:${keyId}`, windowMs), limit, false, () => fallback.hit(keyId, limit, windowMs)),
+      decide({ prefix: prefixOf(keyId), windowMs, counts: true }, limit, () => fallback.hit(keyId, limit, windowMs)),
     peek: (keyId, limit, windowMs = Time.MINUTE) =>
-      onRedis(peek(`dropshelf:ratelimit:${keyId}`, windowMs), limit, true, () => fallback.peek(keyId, limit, windowMs))
+      decide({ prefix: prefixOf(keyId), windowMs, counts: false }, limit, () => fallback.peek(keyId, limit, windowMs))
   })
 })
 
@@ -148,7 +223,7 @@ export const layerWithPing = (url: string): Layer.Layer<RateLimiter.RateLimiter 
         const context = yield* Layer.buildWithScope(client(url), attempt).pipe(
           Effect.onError((cause) => Scope.close(attempt, Exit.failCause(cause)))
         )
-        const limiter = yield* make.pipe(Effect.provideContext(context))
+        const limiter = yield* make.pipe(Effect.provideContext(context), Scope.provide(attempt))
         current = Context.get(context, Redis.Redis)
         return limiter
       })

@@ -2,6 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { RateLimiter } from "@dropshelf/core"
 import { RateLimitRedis } from "@dropshelf/ratelimit-redis"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
+import { Redis } from "effect/persistence"
+import * as RedisConnection from "../src/RedisConnection.ts"
 import * as net from "node:net"
 
 const url = process.env.REDIS_URL
@@ -101,6 +103,41 @@ describe.skipIf(url === undefined)(`Redis rate limiter${url === undefined ? " (s
     }
   })
 
+  it("concurrent requests share scripts: one round trip counts many, each exactly", async () => {
+    let scripts = 0
+    // The limiter on the real connection, with its EVALSHA commands counted.
+    const counted = Layer.effect(
+      Redis.Redis,
+      Effect.gen(function*() {
+        const redis = yield* Redis.Redis
+        return yield* Redis.make({
+          send: <A>(command: string, ...args: ReadonlyArray<string>) => {
+            if (command === "EVALSHA") scripts++
+            return redis.send<A>(command, ...args)
+          },
+          connect: Effect.die("unused"),
+          subscribe: () => Effect.die("unused")
+        })
+      })
+    ).pipe(Layer.provide(RedisConnection.layer({ url: url!, connectTimeoutMs: 2_000, closeTimeoutMs: 1_000 })))
+    const runtime = ManagedRuntime.make(Layer.effect(RateLimiter.RateLimiter, RateLimitRedis.make).pipe(Layer.provide(counted), Layer.orDie))
+    try {
+      await awayFromMinuteEdge()
+      const keyId = `test-${crypto.randomUUID()}`
+      const other = `test-${crypto.randomUUID()}`
+      const decisions = await Promise.all(Array.from({ length: 100 }, (_, i) => hit(runtime, i % 2 === 0 ? keyId : other, 30)))
+      expect(scripts).toBeLessThanOrEqual(5)
+      for (const key of [0, 1]) {
+        const mine = decisions.filter((_, i) => i % 2 === key)
+        expect(mine.filter((decision) => decision.allowed)).toHaveLength(30)
+        expect(new Set(mine.map((decision) => decision.remaining))).toEqual(new Set(Array.from({ length: 30 }, (_, n) => n)))
+      }
+      expect(await peek(runtime, keyId, 30)).toMatchObject({ allowed: false, remaining: 0 })
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
   it("counting starts no timer a command: the limiter's own timeout bounds it", async () => {
     const runtime = limiterOn(url!)
     const timeout = AbortSignal.timeout
@@ -186,6 +223,26 @@ describe.skipIf(url === undefined)(`Redis rate limiter on a Redis that hangs${ur
       expect(later.filter((one) => one.ms >= RateLimitRedis.REDIS_TIMEOUT_MS - 50)).toHaveLength(1)
     } finally {
       // The client closes once its commands are answered: let the held ones through first.
+      proxy.thaw()
+      await runtime.dispose()
+      await proxy.close()
+    }
+  }, 30_000)
+
+  it("requests queued behind a script Redis does not answer wait for that one only, then count in this process", async () => {
+    const proxy = await freezableProxy(new URL(url!))
+    const runtime = ManagedRuntime.make(RateLimitRedis.layer(proxy.url))
+    try {
+      const keyId = `test-${crypto.randomUUID()}`
+      expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
+      proxy.freeze()
+      const started = performance.now()
+      const decisions = await Promise.all(Array.from({ length: 20 }, () => hit(runtime, keyId, 100)))
+      const ms = performance.now() - started
+      expect(decisions.every((decision) => decision.allowed)).toBe(true)
+      expect(ms).toBeGreaterThanOrEqual(RateLimitRedis.REDIS_TIMEOUT_MS - 50)
+      expect(ms).toBeLessThan(RateLimitRedis.REDIS_TIMEOUT_MS * 1.5)
+    } finally {
       proxy.thaw()
       await runtime.dispose()
       await proxy.close()
