@@ -192,6 +192,28 @@ const freezableProxy = async (target: URL) => {
   }
 }
 
+/**
+ * Runs `test` on a limiter whose Redis answered one request and then hangs (a frozen proxy),
+ * and lets everything held through before closing it: the client closes once its commands are
+ * answered.
+ */
+const onceRedisHangs = async (
+  test: (runtime: ManagedRuntime.ManagedRuntime<RateLimiter.RateLimiter, never>, keyId: string) => Promise<void>
+) => {
+  const proxy = await freezableProxy(new URL(url!))
+  const runtime = ManagedRuntime.make(RateLimitRedis.layer(proxy.url))
+  try {
+    const keyId = `test-${crypto.randomUUID()}`
+    expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
+    proxy.freeze()
+    await test(runtime, keyId)
+  } finally {
+    proxy.thaw()
+    await runtime.dispose()
+    await proxy.close()
+  }
+}
+
 describe.skipIf(url === undefined)(`Redis rate limiter on a Redis that hangs${url === undefined ? " (skipped: REDIS_URL not set)" : ""}`, () => {
   it("waits for it once, then counts in this process at once, asking Redis again once a second", async () => {
     const proxy = await freezableProxy(new URL(url!))
@@ -229,33 +251,18 @@ describe.skipIf(url === undefined)(`Redis rate limiter on a Redis that hangs${ur
     }
   }, 30_000)
 
-  it("requests queued behind a script Redis does not answer wait for that one only, then count in this process", async () => {
-    const proxy = await freezableProxy(new URL(url!))
-    const runtime = ManagedRuntime.make(RateLimitRedis.layer(proxy.url))
-    try {
-      const keyId = `test-${crypto.randomUUID()}`
-      expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
-      proxy.freeze()
+  it("requests queued behind a script Redis does not answer wait for that one only, then count in this process", () =>
+    onceRedisHangs(async (runtime, keyId) => {
       const started = performance.now()
       const decisions = await Promise.all(Array.from({ length: 20 }, () => hit(runtime, keyId, 100)))
       const ms = performance.now() - started
       expect(decisions.every((decision) => decision.allowed)).toBe(true)
       expect(ms).toBeGreaterThanOrEqual(RateLimitRedis.REDIS_TIMEOUT_MS - 50)
       expect(ms).toBeLessThan(RateLimitRedis.REDIS_TIMEOUT_MS * 1.5)
-    } finally {
-      proxy.thaw()
-      await runtime.dispose()
-      await proxy.close()
-    }
-  }, 30_000)
+    }), 30_000)
 
-  it("closes within its close timeout while a command waits on the hung Redis, so a shutdown does not wait for it", async () => {
-    const proxy = await freezableProxy(new URL(url!))
-    const runtime = ManagedRuntime.make(RateLimitRedis.layer(proxy.url))
-    try {
-      const keyId = `test-${crypto.randomUUID()}`
-      expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
-      proxy.freeze()
+  it("closes within its close timeout while a command waits on the hung Redis, so a shutdown does not wait for it", () =>
+    onceRedisHangs(async (runtime, keyId) => {
       // Counted in-process after the Redis time-out; the command itself is still waiting on the socket.
       expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
       const started = performance.now()
@@ -265,12 +272,7 @@ describe.skipIf(url === undefined)(`Redis rate limiter on a Redis that hangs${ur
       ])
       expect(closed).toBe("closed")
       expect(performance.now() - started).toBeLessThan(RateLimitRedis.CLOSE_TIMEOUT_MS + 1_000)
-    } finally {
-      proxy.thaw()
-      await runtime.dispose()
-      await proxy.close()
-    }
-  }, 30_000)
+    }), 30_000)
 })
 
 describe("Redis rate limiter without Redis", () => {
