@@ -32,7 +32,7 @@ import { cli } from "./server.ts"
 const ROWS = Number(process.argv[2] ?? 200_000)
 const DATABASE = "dropshelf_bench_import_cost"
 const FILTER_INDEXES = [
-  "listings_latest", "listings_since", "listings_tld", "listings_category", "listings_source",
+  "listings_latest", "listings_tld_latest", "listings_since", "listings_tld", "listings_category", "listings_source",
   "listings_checked", "listings_active"
 ]
 const configurations: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [

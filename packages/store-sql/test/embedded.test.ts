@@ -67,7 +67,7 @@ describe("sql (pglite) embedded data directory", () => {
         const account = yield* accounts.create({ name: "Persisted", plan: "pro", at: Date.UTC(2026, 0, 1) })
         return { applied, again, account, secret: yield* StoreSql.cursorSecret }
       }).pipe(Effect.provide(open(dataDir)))
-      assert.deepStrictEqual(first.applied, ["0001_initial", "0002_row_version_and_auth_notify", "0003_reshape_invented_names", "0004_idempotency_keys", "0005_since_horizon", "0006_watches", "0007_key_expiry", "0010_read_indexes", "0011_search_statistics", "0012_running_holds"])
+      assert.deepStrictEqual(first.applied, ["0001_initial", "0002_row_version_and_auth_notify", "0003_reshape_invented_names", "0004_idempotency_keys", "0005_since_horizon", "0006_watches", "0007_key_expiry", "0010_read_indexes", "0011_search_statistics", "0012_running_holds", "0013_tld_latest"])
       assert.deepStrictEqual(first.again, [])
       assert.strictEqual(first.secret.length, 32)
 
@@ -127,7 +127,7 @@ describe("sql (pglite) embedded data directory", () => {
       }).pipe(Effect.provide(open(dataDir)))
       writeFileSync(join(dataDir, "dropshelf.lock"), "not a pid")
       const applied = yield* Effect.provide(StoreSql.migrate, open(dataDir))
-      assert.deepStrictEqual(applied, ["0001_initial", "0002_row_version_and_auth_notify", "0003_reshape_invented_names", "0004_idempotency_keys", "0005_since_horizon", "0006_watches", "0007_key_expiry", "0010_read_indexes", "0011_search_statistics", "0012_running_holds"])
+      assert.deepStrictEqual(applied, ["0001_initial", "0002_row_version_and_auth_notify", "0003_reshape_invented_names", "0004_idempotency_keys", "0005_since_horizon", "0006_watches", "0007_key_expiry", "0010_read_indexes", "0011_search_statistics", "0012_running_holds", "0013_tld_latest"])
       rmSync(dataDir, { recursive: true, force: true })
     }))
 

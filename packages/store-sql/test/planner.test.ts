@@ -71,6 +71,34 @@ const firstPageNow = (limit: number, filters: ListQuery.ListFilters): ListingSto
   return { order: "id", after: undefined, limit, filters, visibleBefore: now, since: undefined, now, reader: { at: now, revealsOf: undefined } }
 }
 
+/** A node of `EXPLAIN (FORMAT JSON)`'s plan, with the fields the checks here read. */
+type PlanNode = {
+  readonly "Node Type": string
+  readonly "Relation Name"?: string
+  readonly "Index Name"?: string
+  readonly "Actual Loops": number
+  readonly Plans?: ReadonlyArray<PlanNode>
+}
+
+/**
+ * The plan of the page statement the store prepared on this connection (its text `LIKE`
+ * `pattern`), run again as prepared with the clock's present for its two clock bounds:
+ * `EXPLAIN ANALYZE` of what the server runs, not of a statement written again by hand.
+ */
+const explainPrepared = (pattern: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [prepared] = yield* sql<{ statement: string; parameter_types: string }>`SELECT statement, parameter_types::text
+      FROM pg_prepared_statements WHERE statement LIKE '%FROM holds%' AND statement LIKE ${pattern}
+        AND statement NOT LIKE '%pg_prepared_statements%'`
+    assert.strictEqual(prepared?.parameter_types, "{\"timestamp with time zone\",\"timestamp with time zone\"}")
+    const name = `page_again_${Math.random().toString(36).slice(2)}`
+    yield* sql.unsafe(`PREPARE ${name} (timestamptz, timestamptz) AS ${prepared!.statement}`)
+    const [explained] = yield* sql.unsafe<{ "QUERY PLAN": unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ${name} (now(), now())`)
+    const document = explained!["QUERY PLAN"]
+    return (typeof document === "string" ? JSON.parse(document) : document)[0].Plan as PlanNode
+  })
+
 describeOnServer("sql (server) planner estimates", (databaseUrl) => {
   suite("sql (server) planner estimates", serverStores(databaseUrl))
 
@@ -181,19 +209,40 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
       assert.strictEqual(after["holds_one_running_per_listing"], before["holds_one_running_per_listing"])
       assert.isAbove(after["holds_running"]!, before["holds_running"]!)
       // The page's statement, run as the server prepared it, reads holds once, not once per row.
-      const [prepared] = yield* sql<{ statement: string; parameter_types: string }>`SELECT statement, parameter_types::text
-        FROM pg_prepared_statements WHERE statement LIKE '%FROM holds%' AND statement LIKE '%LIMIT 251%'
-          AND statement NOT LIKE '%pg_prepared_statements%'`
-      assert.strictEqual(prepared?.parameter_types, "{\"timestamp with time zone\",\"timestamp with time zone\"}")
-      yield* sql.unsafe(`PREPARE page_again (timestamptz, timestamptz) AS ${prepared!.statement}`)
-      const [explained] = yield* sql<{ "QUERY PLAN": unknown }>`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page_again (now(), now())`
-      const document = explained!["QUERY PLAN"]
-      type Node = { "Relation Name"?: string; "Actual Loops": number; Plans?: ReadonlyArray<Node> }
-      const loopsOverHolds = (node: Node): Array<number> => [
+      const loopsOverHolds = (node: PlanNode): Array<number> => [
         ...(node["Relation Name"] === "holds" ? [node["Actual Loops"]] : []),
         ...(node.Plans ?? []).flatMap(loopsOverHolds)
       ]
-      const root = (typeof document === "string" ? JSON.parse(document) : document)[0].Plan as Node
-      assert.deepStrictEqual(loopsOverHolds(root), [1])
+      assert.deepStrictEqual(loopsOverHolds(yield* explainPrepared("%LIMIT 251%")), [1])
+    }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
+
+  /*
+   * A page of one TLD in the newest-first order walks that TLD's part of listings_tld_latest,
+   * index-only, instead of testing every newer row of every TLD in listings_latest. One
+   * connection, whose prepared statements the check lists.
+   */
+  it.effect("a TLD's page in the newest-first order reads listings_tld_latest, index-only", () =>
+    Effect.gen(function*() {
+      const store = yield* ListingStore.ListingStore
+      const sql = yield* SqlClient.SqlClient
+      const id = (n: number) => `T${String(n).padStart(7, "0")}` as Ids.ListingId
+      // One listing in ten is a .io, the newest last; the rest .com.
+      yield* store.upsert(Array.from({ length: 5_000 }, (_, n) =>
+        Fixtures.listingInput(id(n), {
+          domain: `name${n}.${n % 10 === 0 ? "io" : "com"}`,
+          discoveredAt: Date.UTC(2025, 0, 1) + n * 60_000
+        })))
+      yield* sql`ANALYZE listings`
+      const newestIo = Array.from({ length: 20 }, (_, k) => id(4_990 - k * 10))
+      for (let n = 0; n < 8; n++) {
+        const page = yield* store.page({ ...firstPageNow(20, { tld: "io" }), order: "latest" })
+        assert.deepStrictEqual(page.rows.map((row) => row.id), newestIo)
+      }
+      const scans = (node: PlanNode): Array<string> => [
+        ...(node["Index Name"] !== undefined ? [`${node["Node Type"]} on ${node["Index Name"]}`] : []),
+        ...(node.Plans ?? []).flatMap(scans)
+      ]
+      const plan = yield* explainPrepared("%tld = 'io'%discovered_at DESC%")
+      assert.include(scans(plan), "Index Only Scan on listings_tld_latest", JSON.stringify(scans(plan)))
     }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
 })
