@@ -71,6 +71,9 @@ const firstPageNow = (limit: number, filters: ListQuery.ListFilters): ListingSto
   return { order: "id", after: undefined, limit, filters, visibleBefore: now, since: undefined, now, reader: { at: now, revealsOf: undefined } }
 }
 
+/** Listing ids `<prefix>0000000`, `<prefix>0000001`, …: each test's own. */
+const listingId = (prefix: string) => (n: number) => `${prefix}${String(n).padStart(7, "0")}` as Ids.ListingId
+
 /** A node of `EXPLAIN (FORMAT JSON)`'s plan, with the fields the checks here read. */
 type PlanNode = {
   readonly "Node Type": string
@@ -102,6 +105,9 @@ const explainPrepared = (pattern: string) =>
 describeOnServer("sql (server) planner estimates", (databaseUrl) => {
   suite("sql (server) planner estimates", serverStores(databaseUrl))
 
+  /** The stores on one connection: the prepared statements and statistics a check reads are its own. */
+  const onOneConnection = Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))
+
   /*
    * A single read's plan never depends on which listings it reads, so planning it afresh at
    * every execution (~0.4 ms, more than running it) is waste: after its first runs on a
@@ -112,9 +118,10 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
     Effect.gen(function*() {
       const store = yield* ListingStore.ListingStore
       const sql = yield* SqlClient.SqlClient
-      yield* store.upsert(Array.from({ length: 20 }, (_, n) => Fixtures.listingInput(`G${String(n).padStart(7, "0")}`)))
+      const id = listingId("G")
+      yield* store.upsert(Array.from({ length: 20 }, (_, n) => Fixtures.listingInput(id(n))))
       for (let n = 0; n < 12; n++) {
-        const found = yield* store.findForReader(`G${String(n).padStart(7, "0")}` as Ids.ListingId, { at: Date.now(), revealsOf: undefined })
+        const found = yield* store.findForReader(id(n), { at: Date.now(), revealsOf: undefined })
         assert.isDefined(found)
       }
       const plans = yield* sql<{ generic_plans: number; custom_plans: number }>`SELECT left(statement, 300) AS statement, generic_plans::int, custom_plans::int
@@ -122,7 +129,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
           AND statement NOT LIKE '%pg_prepared_statements%'`
       assert.strictEqual(plans.length, 1, JSON.stringify(plans))
       assert.isAtLeast(plans[0]!.generic_plans, 6, JSON.stringify(plans))
-    }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
+    }).pipe(onOneConnection))
 
   /*
    * A filtered page's statement carries its filter values in its text (the search term aside),
@@ -133,7 +140,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
     Effect.gen(function*() {
       const store = yield* ListingStore.ListingStore
       const sql = yield* SqlClient.SqlClient
-      yield* store.upsert(Array.from({ length: 20 }, (_, n) => Fixtures.listingInput(`F${String(n).padStart(7, "0")}`)))
+      yield* store.upsert(Array.from({ length: 20 }, (_, n) => Fixtures.listingInput(listingId("F")(n))))
       for (let n = 0; n < 12; n++) {
         yield* store.page(firstPageNow(7, { tld: "com", spam: "low", priceRange: "250-999", categories: ["tech", "food"], referringDomainBands: ["5-9", "1000+"], rsMin: 20 }))
       }
@@ -142,7 +149,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
       assert.strictEqual(plans.length, 1, JSON.stringify(plans))
       assert.deepStrictEqual(plans[0]!.parameter_types, "{\"timestamp with time zone\",\"timestamp with time zone\"}")
       assert.isAtLeast(plans[0]!.generic_plans, 6, JSON.stringify(plans))
-    }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
+    }).pipe(onOneConnection))
 
   /*
    * Concurrent single reads of different listings share statements, one batch at a time: a
@@ -153,7 +160,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
     Effect.gen(function*() {
       const store = yield* ListingStore.ListingStore
       const sql = yield* SqlClient.SqlClient
-      const id = (n: number) => `B${String(n).padStart(7, "0")}` as Ids.ListingId
+      const id = listingId("B")
       yield* store.upsert(Array.from({ length: 40 }, (_, n) => Fixtures.listingInput(id(n))))
       const runs = sql<{ runs: number }>`SELECT (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements
         WHERE statement LIKE '%FROM holds%' AND statement LIKE '%FROM listings WHERE id = ANY%'
@@ -168,7 +175,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
       // The first read runs alone and the 39 that arrive while it runs share the next statement
       // (one more allowed for a scheduler's late fiber); four lanes of batches made 8.
       assert.isAtMost((yield* runs) - before, 3)
-    }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
+    }).pipe(onOneConnection))
 
   /*
    * The running holds of a page's rows, and of a single read's, are found by one scan of
@@ -181,7 +188,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
     Effect.gen(function*() {
       const store = yield* ListingStore.ListingStore
       const sql = yield* SqlClient.SqlClient
-      const id = (n: number) => `R${String(n).padStart(7, "0")}` as Ids.ListingId
+      const id = listingId("R")
       yield* store.upsert(Array.from({ length: 300 }, (_, n) => Fixtures.listingInput(id(n))))
       // A history: holds ended on other listings, and on every tenth of these one still running.
       yield* sql`INSERT INTO holds (id, listing_id, account_id, held_at, expires_at, ended_at, outcome)
@@ -214,7 +221,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
         ...(node.Plans ?? []).flatMap(loopsOverHolds)
       ]
       assert.deepStrictEqual(loopsOverHolds(yield* explainPrepared("%LIMIT 251%")), [1])
-    }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
+    }).pipe(onOneConnection))
 
   /*
    * A page of one TLD in the newest-first order walks that TLD's part of listings_tld_latest,
@@ -225,7 +232,7 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
     Effect.gen(function*() {
       const store = yield* ListingStore.ListingStore
       const sql = yield* SqlClient.SqlClient
-      const id = (n: number) => `T${String(n).padStart(7, "0")}` as Ids.ListingId
+      const id = listingId("T")
       // One listing in ten is a .io, the newest last; the rest .com.
       yield* store.upsert(Array.from({ length: 5_000 }, (_, n) =>
         Fixtures.listingInput(id(n), {
@@ -244,5 +251,5 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
       ]
       const plan = yield* explainPrepared("%tld = 'io'%discovered_at DESC%")
       assert.include(scans(plan), "Index Only Scan on listings_tld_latest", JSON.stringify(scans(plan)))
-    }).pipe(Effect.provide(Stores.layerStores.pipe(Layer.provideMerge(serverClient(databaseUrl, 1))))))
+    }).pipe(onOneConnection))
 })
