@@ -378,9 +378,9 @@ const runningHolds = statements(`CREATE INDEX holds_running ON holds (listing_id
 
 /*
  * 0013: a page of one TLD in the newest-first order walks that TLD's part of an index in that
- * order. On listings_latest it tested every active row newer than its last one, ~100 entries a
- * row of a TLD holding a tenth of the directory (more with the other filters), against a few
- * here. The other filters are carried, as in listings_latest, so the scan stays index-only.
+ * order. On listings_latest it tested every active row newer than its last one, of every TLD;
+ * here only that TLD's (figures in docs/decisions/0509-read-paths.md). The other filters are
+ * carried, as in listings_latest, so the scan stays index-only.
  */
 const tldLatest = statements(
   `CREATE INDEX listings_tld_latest ON listings (tld, discovered_at DESC, id)
