@@ -1,7 +1,8 @@
 import { type Keyset, type RevealLedger, RevealStore, type Time } from "@dropshelf/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { instant, int, toDate } from "./Rows.ts"
+import * as SharedReads from "./SharedReads.ts"
 
 /*
  * The reveal ledger: one row per (account, listing), so a repeat finds the original and pays
@@ -27,6 +28,7 @@ class AllowanceSpent {
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const scope = yield* Scope.Scope
 
   const find = (accountId: string, listingId: string) =>
     sql<Row>`SELECT account_id, listing_id, revealed_at, charged FROM reveals
@@ -80,11 +82,30 @@ export const make = Effect.gen(function*() {
       )
     }).pipe(Effect.orDie, Effect.withSpan("SqlRevealStore.record"))
 
-  const usedIn = (accountId: string, month: string) =>
+  const usedInOne = (accountId: string, month: string) =>
     sql<{ used: unknown }>`SELECT used FROM reveal_usage WHERE account_id = ${accountId} AND month = ${month}`.pipe(
       Effect.map((rows) => (rows[0] === undefined ? 0 : int(rows[0].used))),
       Effect.orDie
     )
+
+  /*
+   * Every `/me` and every charged reveal asks a month's count: concurrent asks, of any accounts,
+   * share one statement (SharedReads), so `/me` under load costs what a single read does.
+   */
+  const sharedUsage = SharedReads.make(scope, (batch: ReadonlyArray<readonly [accountId: string, month: string]>) =>
+    sql<{ account_id: string; month: string; used: unknown }>`SELECT account_id, month, used FROM reveal_usage
+      WHERE (account_id, month) IN (SELECT * FROM unnest(${batch.map((ask) => ask[0])}::text[], ${
+      batch.map((ask) => ask[1])
+    }::text[]))`.pipe(
+      Effect.map((rows) => {
+        const used = new Map(rows.map((row) => [`${row.account_id}\u0000${row.month}`, int(row.used)]))
+        return batch.map(([accountId, month]) => used.get(`${accountId}\u0000${month}`) ?? 0)
+      }),
+      Effect.orDie
+    ))
+
+  const usedIn = (accountId: string, month: string) =>
+    SharedReads.unlessInTransaction(sql, sharedUsage.read("usage", [accountId, month]), usedInOne(accountId, month))
 
   const forAccount = (
     accountId: string,

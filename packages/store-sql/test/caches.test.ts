@@ -118,6 +118,46 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       })
     })))
 
+  it.live("concurrent asks for months' reveal counts share statements, and each sees a charged reveal made before it asked", () =>
+    run(Effect.gen(function*() {
+      const reveals = yield* RevealStore.RevealStore
+      const listings = yield* ListingStore.ListingStore
+      yield* listings.upsert([Fixtures.listingInput("COUNTED1"), Fixtures.listingInput("COUNTED2")])
+      const charge = (accountId: string, listingId: string, month: string) =>
+        reveals.record({ accountId, listingId, at: Date.now(), charge: { month, limit: 10 } })
+      yield* charge("ann", "COUNTED1", "2026-06")
+      const asks = [["ann", "2026-06"], ["ann", "2026-07"], ["bob", "2026-06"]] as const
+      const ask = (index: number) => {
+        const [accountId, month] = asks[index % asks.length]!
+        return Effect.suspend(() => reveals.usedIn(accountId, month))
+      }
+      const before = yield* Effect.all(Array.from({ length: 24 }, (_, index) => ask(index)), { concurrency: "unbounded" })
+      assert.deepStrictEqual(before, Array.from({ length: 24 }, (_, index) => [1, 0, 0][index % 3]))
+      yield* charge("ann", "COUNTED2", "2026-06")
+      yield* charge("bob", "COUNTED1", "2026-06")
+      const after = yield* Effect.all(Array.from({ length: 24 }, (_, index) => ask(index)), { concurrency: "unbounded" })
+      assert.deepStrictEqual(after, Array.from({ length: 24 }, (_, index) => [2, 0, 1][index % 3]))
+      // Inside a transaction the count is its own, uncommitted charge included, while plain asks
+      // (a shared statement running or waiting throughout) never see that charge, rolled back.
+      const sql = yield* SqlClient.SqlClient
+      const seen = new Set<number>()
+      const plain = yield* Effect.forkChild(Effect.forEach(
+        [1, 2, 3, 4, 5, 6],
+        () => Effect.forever(Effect.map(reveals.usedIn("cid", "2026-06"), (used) => seen.add(used))),
+        { concurrency: "unbounded" }
+      ))
+      yield* Effect.sleep("20 millis")
+      const inside = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* charge("cid", "COUNTED1", "2026-06")
+        const used = yield* reveals.usedIn("cid", "2026-06")
+        return yield* Effect.fail({ rolledBack: used })
+      })).pipe(Effect.flip, Effect.timeout("10 seconds"))
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(plain)
+      assert.deepStrictEqual(inside, { rolledBack: 1 })
+      assert.deepStrictEqual([...seen], [0])
+    })))
+
   it.live("a read inside a transaction is never shared: it sees the transaction's own rows and never waits on its connection", () =>
     run(Effect.gen(function*() {
       const listings = yield* ListingStore.ListingStore
