@@ -194,14 +194,15 @@ const freezableProxy = async (target: URL) => {
 
 /**
  * Runs `test` on a limiter whose Redis answered one request and then hangs (a frozen proxy),
- * and lets everything held through before closing it: the client closes once its commands are
- * answered.
+ * with `alongside` in its runtime, and lets everything held through before closing it: the
+ * client closes once its commands are answered.
  */
 const onceRedisHangs = async (
-  test: (runtime: ManagedRuntime.ManagedRuntime<RateLimiter.RateLimiter, never>, keyId: string) => Promise<void>
+  test: (runtime: ManagedRuntime.ManagedRuntime<RateLimiter.RateLimiter, never>, keyId: string) => Promise<void>,
+  alongside: Layer.Layer<never> = Layer.empty
 ) => {
   const proxy = await freezableProxy(new URL(url!))
-  const runtime = ManagedRuntime.make(RateLimitRedis.layer(proxy.url))
+  const runtime = ManagedRuntime.make(RateLimitRedis.layer(proxy.url).pipe(Layer.provideMerge(alongside)))
   try {
     const keyId = `test-${crypto.randomUUID()}`
     expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
@@ -215,18 +216,13 @@ const onceRedisHangs = async (
 }
 
 describe.skipIf(url === undefined)(`Redis rate limiter on a Redis that hangs${url === undefined ? " (skipped: REDIS_URL not set)" : ""}`, () => {
-  it("waits for it once, then counts in this process at once, asking Redis again once a second", async () => {
-    const proxy = await freezableProxy(new URL(url!))
+  it("waits for it once, then counts in this process at once, asking Redis again once a second", () => {
     const logs: Array<string> = []
     const capture = Logger.layer([Logger.make(({ message }) => {
       logs.push(String(message))
     })])
     // The logger in the runtime too: the limiter logs the switch while it counts a request.
-    const runtime = ManagedRuntime.make(RateLimitRedis.layer(proxy.url).pipe(Layer.provideMerge(capture)))
-    try {
-      const keyId = `test-${crypto.randomUUID()}`
-      expect((await hit(runtime, keyId, 100)).allowed).toBe(true)
-      proxy.freeze()
+    return onceRedisHangs(async (runtime, keyId) => {
       const timed = async () => {
         const started = performance.now()
         const decision = await hit(runtime, keyId, 100)
@@ -243,12 +239,7 @@ describe.skipIf(url === undefined)(`Redis rate limiter on a Redis that hangs${ur
       await new Promise((resolve) => setTimeout(resolve, RateLimitRedis.PROBE_INTERVAL_MS + 100))
       const later = await Promise.all(Array.from({ length: 5 }, timed))
       expect(later.filter((one) => one.ms >= RateLimitRedis.REDIS_TIMEOUT_MS - 50)).toHaveLength(1)
-    } finally {
-      // The client closes once its commands are answered: let the held ones through first.
-      proxy.thaw()
-      await runtime.dispose()
-      await proxy.close()
-    }
+    }, capture)
   }, 30_000)
 
   it("requests queued behind a script Redis does not answer wait for that one only, then count in this process", () =>

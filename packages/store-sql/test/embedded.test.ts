@@ -20,6 +20,13 @@ const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 const node = join(repoRoot, "node_modules/.bin/node")
 const child = fileURLToPath(new URL("./fixtures/open-data-dir.ts", import.meta.url))
 
+/** What a new data directory applies, in order: the migrations as released, written out so that a dropped or renamed one fails. */
+const EVERY_MIGRATION = [
+  "0001_initial", "0002_row_version_and_auth_notify", "0003_reshape_invented_names", "0004_idempotency_keys",
+  "0005_since_horizon", "0006_watches", "0007_key_expiry", "0010_read_indexes", "0011_search_statistics",
+  "0012_running_holds", "0013_tld_latest"
+]
+
 const freshDir = () => mkdtempSync(join(tmpdir(), "dropshelf-embedded-"))
 
 /** For the tests of the lock: a directory whose database initdb has made already (a copy of it, scripts/PgliteTemplate.ts). */
@@ -67,7 +74,7 @@ describe("sql (pglite) embedded data directory", () => {
         const account = yield* accounts.create({ name: "Persisted", plan: "pro", at: Date.UTC(2026, 0, 1) })
         return { applied, again, account, secret: yield* StoreSql.cursorSecret }
       }).pipe(Effect.provide(open(dataDir)))
-      assert.deepStrictEqual(first.applied, ["0001_initial", "0002_row_version_and_auth_notify", "0003_reshape_invented_names", "0004_idempotency_keys", "0005_since_horizon", "0006_watches", "0007_key_expiry", "0010_read_indexes", "0011_search_statistics", "0012_running_holds", "0013_tld_latest"])
+      assert.deepStrictEqual(first.applied, EVERY_MIGRATION)
       assert.deepStrictEqual(first.again, [])
       assert.strictEqual(first.secret.length, 32)
 
@@ -127,7 +134,7 @@ describe("sql (pglite) embedded data directory", () => {
       }).pipe(Effect.provide(open(dataDir)))
       writeFileSync(join(dataDir, "dropshelf.lock"), "not a pid")
       const applied = yield* Effect.provide(StoreSql.migrate, open(dataDir))
-      assert.deepStrictEqual(applied, ["0001_initial", "0002_row_version_and_auth_notify", "0003_reshape_invented_names", "0004_idempotency_keys", "0005_since_horizon", "0006_watches", "0007_key_expiry", "0010_read_indexes", "0011_search_statistics", "0012_running_holds", "0013_tld_latest"])
+      assert.deepStrictEqual(applied, EVERY_MIGRATION)
       rmSync(dataDir, { recursive: true, force: true })
     }))
 
