@@ -9,9 +9,10 @@ export default defineConfig({
     // Most suites wait on what they start (CLI processes, servers, Postgres) rather than compute,
     // so one file per core leaves the machine half idle: run one more file than there are cores.
     maxWorkers: availableParallelism() + 1,
-    // Worker threads, not a child process per worker: less CPU and wall time for the whole
-    // run (docs/performance.md, The test suite). Every suite runs its servers and CLIs as processes anyway.
-    pool: "threads",
+    // A child process per worker, not worker threads: V8 keeps one registry of JIT code pages per
+    // process, and PGlite's WebAssembly compiled in several threads at once can abort the whole
+    // run with "Check failed: jit_page.has_value()" (docs/performance.md, The test suite).
+    pool: "forks",
     // The files that start processes first, so the run does not end on one of them alone.
     sequence: { sequencer: SlowFirstSequencer },
     // What many files would each make at once on a clean clone, made once first: the PGlite
