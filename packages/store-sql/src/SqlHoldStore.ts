@@ -196,13 +196,48 @@ export const make = Effect.gen(function*() {
       )
       : runningAmong(listingIds, now)
 
-  const forAccount = (accountId: string, endedSince: Time.Instant, now: Time.Instant) =>
-    sql<Row>`SELECT ${columns} FROM holds
-      WHERE account_id = ${accountId}
-        AND ((${runningAt(sql, toDate(now))}) OR COALESCE(ended_at, expires_at) >= ${toDate(endedSince)})
+  interface AccountAsk {
+    readonly accountId: string
+    readonly endedSince: Time.Instant
+    readonly now: Time.Instant
+  }
+
+  /**
+   * The holds of every ask's account, at the latest clock among them, since the earliest
+   * `endedSince`; each ask then keeps its account's holds running at that clock or ended at or
+   * after its own `endedSince`, the statement's order kept.
+   */
+  const forAccounts = (batch: ReadonlyArray<AccountAsk>) => {
+    const { now } = SharedReads.latest(batch, (ask) => ask.now)
+    const since = batch.reduce((earliest, ask) => Math.min(earliest, ask.endedSince), Infinity)
+    return sql<Row>`SELECT ${columns} FROM holds
+      WHERE account_id = ANY(${[...new Set(batch.map((ask) => ask.accountId))]}::text[])
+        AND ((${runningAt(sql, toDate(now))}) OR COALESCE(ended_at, expires_at) >= ${toDate(since)})
       ORDER BY held_at DESC, id COLLATE "C" DESC`.pipe(
-      Effect.map((rows) => rows.map((row) => toHold(row))),
+      Effect.map((rows) => {
+        const holds = rows.map((row) => toHold(row))
+        return batch.map((ask) =>
+          holds.filter((hold) =>
+            hold.accountId === ask.accountId &&
+            (Hold.isRunningAt(hold, now) || (hold.endedAt ?? hold.expiresAt) >= ask.endedSince)
+          )
+        )
+      }),
       Effect.orDie
+    )
+  }
+
+  /*
+   * Every `/holds` asks its account's holds: concurrent asks, of any accounts, share one
+   * statement (SharedReads), as `/me`'s reveal counts do.
+   */
+  const sharedForAccounts = SharedReads.make(scope, forAccounts)
+
+  const forAccount = (accountId: string, endedSince: Time.Instant, now: Time.Instant) =>
+    SharedReads.unlessInTransaction(
+      sql,
+      sharedForAccounts.read("forAccount", { accountId, endedSince, now }),
+      Effect.map(forAccounts([{ accountId, endedSince, now }]), (answers) => answers[0]!)
     )
 
   const countRunning = (accountId: string, now: Time.Instant) =>

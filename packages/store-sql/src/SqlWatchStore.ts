@@ -1,8 +1,9 @@
 import { Errors, type Plan, type Time, Watch, WatchStore } from "@dropshelf/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { COLUMNS, toRecord } from "./ListingRows.ts"
 import { instant, instantOrNull, int, json, textOrNull, toDate, toDateOrNull } from "./Rows.ts"
+import * as SharedReads from "./SharedReads.ts"
 
 /*
  * Watches, matches and the delivery outbox (migration 0006). Change events are written by
@@ -62,6 +63,7 @@ const toJob = (row: Row): WatchStore.DeliveryJob => ({
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const scope = yield* Scope.Scope
   const watchColumns = sql.literal(WATCH_COLUMNS)
 
   const writeColumns = (watch: WatchRecord) => ({
@@ -237,12 +239,27 @@ export const make = Effect.gen(function*() {
       }
     })).pipe(Effect.orDie)
 
+  /** The watches of every account asked for, each account's oldest first. */
+  const forAccounts = (accountIds: ReadonlyArray<string>) =>
+    sql<Row>`SELECT ${watchColumns} FROM watches w WHERE w.account_id = ANY(${[...new Set(accountIds)]}::text[])
+      ORDER BY w.created_at, w.id`.pipe(
+      Effect.map((rows) => {
+        const watches = rows.map(toWatch)
+        return accountIds.map((accountId) => watches.filter((watch) => watch.accountId === accountId))
+      }),
+      Effect.orDie
+    )
+
+  // Every `/watches` asks its account's watches: concurrent asks, of any accounts, share one statement.
+  const sharedForAccounts = SharedReads.make(scope, forAccounts)
+
   return WatchStore.WatchStore.of({
     create,
     forAccount: (accountId) =>
-      sql<Row>`SELECT ${watchColumns} FROM watches w WHERE w.account_id = ${accountId} ORDER BY w.created_at, w.id`.pipe(
-        Effect.map((rows) => rows.map(toWatch)),
-        Effect.orDie
+      SharedReads.unlessInTransaction(
+        sql,
+        sharedForAccounts.read("forAccount", accountId),
+        Effect.map(forAccounts([accountId]), (answers) => answers[0]!)
       ),
     find: (accountId, watchId) => Effect.orDie(findOwn(accountId, watchId, false)),
     update,

@@ -1,4 +1,4 @@
-import { AccountStore, ApiKey, AvailabilityCheck, Cursor, Directory, HoldStore, KeyStore, ListingStore, Operators, Plan, RevealStore } from "@dropshelf/core"
+import { AccountStore, ApiKey, AvailabilityCheck, Cursor, Directory, HoldStore, KeyStore, ListingStore, Operators, Plan, RevealStore, WatchStore } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
@@ -116,6 +116,84 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       after.forEach((running, index) => {
         assert.deepStrictEqual(running, index % 2 === 0 ? new Map([["HOLDASK1", hold]]) : new Map())
       })
+    })))
+
+  it.live("concurrent asks for accounts' holds share statements: each gets its account's holds, ended ones within its own window", () =>
+    run(Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      const holds = yield* HoldStore.HoldStore
+      yield* listings.upsert(["ACCTHLD1", "ACCTHLD2", "ACCTHLD3"].map((id) => Fixtures.listingInput(id)))
+      const start = Date.now()
+      const acquire = (accountId: string, listingId: string, now: number) =>
+        Effect.map(holds.acquire({ accountId, listingId, plan: Plan.Plans.pro, now }), ({ hold }) => hold)
+      const annFirst = yield* acquire("ann", "ACCTHLD1", start)
+      const bobFirst = yield* acquire("bob", "ACCTHLD2", start)
+      const bobEnded = yield* holds.end({ accountId: "bob", holdId: bobFirst.id, now: start + 1, outcome: "released" })
+      // Bob asks twice, with windows either side of his hold's end; both asks go in the same batches.
+      const asks = [["ann", start - 60_000], ["bob", start], ["bob", start + 2], ["cid", 0]] as const
+      const ask = (index: number) => {
+        const [accountId, endedSince] = asks[index % asks.length]!
+        return Effect.suspend(() => holds.forAccount(accountId, endedSince, Date.now()))
+      }
+      const before = yield* Effect.all(Array.from({ length: 24 }, (_, index) => ask(index)), { concurrency: "unbounded" })
+      assert.deepStrictEqual(before, Array.from({ length: 24 }, (_, index) => [[annFirst], [bobEnded], [], []][index % 4]))
+      const annSecond = yield* acquire("ann", "ACCTHLD3", start + 5)
+      const after = yield* Effect.all(Array.from({ length: 24 }, (_, index) => ask(index)), { concurrency: "unbounded" })
+      assert.deepStrictEqual(after, Array.from({ length: 24 }, (_, index) => [[annSecond, annFirst], [bobEnded], [], []][index % 4]))
+      // Inside a transaction the holds are its own, an uncommitted one included, while plain asks
+      // (a shared statement running or waiting throughout) never see that hold, rolled back.
+      const sql = yield* SqlClient.SqlClient
+      const seen = new Set<number>()
+      const plain = yield* Effect.forkChild(Effect.forEach(
+        [1, 2, 3, 4, 5, 6],
+        () => Effect.forever(Effect.map(holds.forAccount("ann", 0, Date.now()), (found) => seen.add(found.length))),
+        { concurrency: "unbounded" }
+      ))
+      yield* Effect.sleep("20 millis")
+      const inside = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* acquire("ann", "ACCTHLD2", Date.now())
+        const found = yield* holds.forAccount("ann", 0, Date.now())
+        return yield* Effect.fail({ rolledBack: found.map((hold) => hold.listingId) })
+      })).pipe(Effect.flip, Effect.timeout("10 seconds"))
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(plain)
+      assert.deepStrictEqual(inside, { rolledBack: ["ACCTHLD2", "ACCTHLD3", "ACCTHLD1"] })
+      assert.deepStrictEqual([...seen], [2])
+    })))
+
+  it.live("concurrent asks for accounts' watches share statements, and each gets its account's watches, oldest first", () =>
+    run(Effect.gen(function*() {
+      const accounts = yield* AccountStore.AccountStore
+      const watches = yield* WatchStore.WatchStore
+      const [ann, bob, cid] = yield* Effect.forEach(["ann", "bob", "cid"], (name) => accounts.create({ name, plan: "business", at: Date.now() }))
+      const start = Date.now()
+      const create = (accountId: string, name: string, createdAt: number) =>
+        watches.create({ id: `wch_${name}`, accountId, name, query: {}, webhook: null, paused: false, createdAt, updatedAt: createdAt }, 10)
+      yield* create(ann!.id, "annsecond", start - 1_000)
+      yield* create(bob!.id, "bobonly", start - 1_500)
+      yield* create(ann!.id, "annfirst", start - 2_000)
+      const names = (accountId: string) => Effect.map(watches.forAccount(accountId), (found) => found.map((watch) => watch.name))
+      const askers = [ann!.id, bob!.id, cid!.id]
+      const answers = yield* Effect.all(Array.from({ length: 24 }, (_, index) => names(askers[index % 3]!)), { concurrency: "unbounded" })
+      assert.deepStrictEqual(answers, Array.from({ length: 24 }, (_, index) => [["annfirst", "annsecond"], ["bobonly"], []][index % 3]))
+      // Inside a transaction the watches are its own, an uncommitted one included, while plain
+      // asks (a shared statement running or waiting throughout) never see that watch, rolled back.
+      const sql = yield* SqlClient.SqlClient
+      const seen = new Set<string>()
+      const plain = yield* Effect.forkChild(Effect.forEach(
+        [1, 2, 3, 4, 5, 6],
+        () => Effect.forever(Effect.map(names(ann!.id), (found) => seen.add(found.join()))),
+        { concurrency: "unbounded" }
+      ))
+      yield* Effect.sleep("20 millis")
+      const inside = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* create(ann!.id, "annthird", start)
+        return yield* Effect.fail({ rolledBack: yield* names(ann!.id) })
+      })).pipe(Effect.flip, Effect.timeout("10 seconds"))
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(plain)
+      assert.deepStrictEqual(inside, { rolledBack: ["annfirst", "annsecond", "annthird"] })
+      assert.deepStrictEqual([...seen], ["annfirst,annsecond"])
     })))
 
   it.live("concurrent asks for months' reveal counts share statements, and each sees a charged reveal made before it asked", () =>

@@ -34,7 +34,10 @@ export class HoldStore extends Context.Service<HoldStore, {
    * allows) at a later instant of the same clock inside the call, never an earlier one.
    */
   readonly runningOn: (listingIds: ReadonlyArray<string>, now: Instant) => Effect.Effect<ReadonlyMap<string, HoldRecord>>
-  /** The account's running holds and those that ended at or after `endedSince`, newest first. */
+  /**
+   * The account's running holds and those that ended at or after `endedSince`, newest first, at
+   * `now` or (as `runningOn`) at a later instant of the same clock inside the call.
+   */
   readonly forAccount: (accountId: string, endedSince: Instant, now: Instant) => Effect.Effect<ReadonlyArray<HoldRecord>>
   readonly countRunning: (accountId: string, now: Instant) => Effect.Effect<number>
   /**
