@@ -12,6 +12,10 @@
  * Transactions a request: those the bench database committed (pg_stat_database, which counts
  * each statement outside a transaction as one), a count of round trips a request costs.
  *
+ * Waiting for a CPU: the share of the run the server's event loop was ready to run but had no
+ * core (/proc/<pid>/schedstat), the time PostgreSQL and the load generator took from it on a
+ * machine they share.
+ *
  * PostgreSQL's CPU is that of the postmaster's helpers and of the backends connected to the
  * bench database, so that other databases' work on a shared machine does not count. Redis's is
  * that of every `redis-server` process on the machine (the rate limiter's, with REDIS_URL set).
@@ -23,7 +27,7 @@
 import type { Walk } from "./load.ts"
 import { idsAcross, MIXED_IDS, mixedWalks } from "./mixed.ts"
 import { psql } from "./postgres.ts"
-import { pidsOf, ticksOf } from "./proc.ts"
+import { pidsOf, runQueueWaitOf, ticksOf } from "./proc.ts"
 import { keyFor, load, loadWalks, startServer, stop } from "./server.ts"
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000)
@@ -54,8 +58,8 @@ console.log(`server: ${process.env.BENCH_BUNDLE ?? (FROM === "bundle" ? "the bun
 const redisPids = pidsOf("redis-server")
 const redisTicks = () => redisPids.reduce((total, pid) => total + ticksOf(pid), 0)
 
-console.log(`| path | server CPU µs/request | PostgreSQL CPU µs/request | Redis CPU µs/request | transactions/request | req/s |`)
-console.log(`| --- | ---: | ---: | ---: | ---: | ---: |`)
+console.log(`| path | server CPU µs/request | PostgreSQL CPU µs/request | Redis CPU µs/request | transactions/request | req/s | server waiting for a CPU |`)
+console.log(`| --- | ---: | ---: | ---: | ---: | ---: | ---: |`)
 for (const path of paths) {
   const walks = walksFor(path)
   const run = (amount: number) =>
@@ -68,13 +72,15 @@ for (const path of paths) {
   const postgresBefore = postgresTicks(pids)
   const commitsBefore = commits()
   const redisBefore = redisTicks()
+  const waitingBefore = runQueueWaitOf(server.pid!)
   const started = performance.now()
   const result = run(REQUESTS)
   const seconds = (performance.now() - started) / 1000
+  const waiting = (runQueueWaitOf(server.pid!) - waitingBefore) / 1e9 / seconds
   const perRequest = (ticks: number) => ((ticks * 10_000) / result.total).toFixed(0)
   if (result.non2xx + result.errors > 0) console.log(`${path}: ${result.non2xx + result.errors} answers not 2xx`)
   console.log(`| ${path} | ${perRequest(ticksOf(server.pid!) - serverBefore)} | ${perRequest(postgresTicks(pids) - postgresBefore)} | ${perRequest(redisTicks() - redisBefore)} | ${
     ((commits() - commitsBefore) / result.total).toFixed(2)
-  } | ${(result.total / seconds).toFixed(0)} |`)
+  } | ${(result.total / seconds).toFixed(0)} | ${(100 * waiting).toFixed(0)} % |`)
 }
 await stop(server)

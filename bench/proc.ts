@@ -11,6 +11,18 @@ export const ticksOf = (pid: number | string): number => {
   }
 }
 
+/**
+ * Nanoseconds the main thread of a process (a Node server's event loop) has spent runnable but
+ * waiting for a CPU, from /proc/<pid>/schedstat; 0 once it is gone.
+ */
+export const runQueueWaitOf = (pid: number | string): number => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[1])
+  } catch {
+    return 0 // exited meanwhile
+  }
+}
+
 /** The pids of the processes whose command is `command` (as /proc/<pid>/comm names it). */
 export const pidsOf = (command: string): Array<string> =>
   readdirSync("/proc").filter((name) => {
