@@ -49,8 +49,13 @@ const nextCursorOf = (body: string): string | null => {
   return match === null ? null : (JSON.parse(match[1]!) as string | null)
 }
 
+/** Pages of a walk (`pages` > 1) and single reads, whose latencies are also given apart. */
+type Kind = "pages" | "reads"
+
 interface WalkContext {
   cursor?: string | null | undefined
+  /** What the response just received answered. */
+  kind?: Kind | undefined
 }
 
 /**
@@ -81,6 +86,7 @@ const walkRequests = (walks: ReadonlyArray<Walk>, start: number): Array<autocann
         },
         onResponse: (status, body, context: WalkContext) => {
           noteFailure(status, body)
+          context.kind = walk.pages > 1 ? "pages" : "reads"
           if (!last) context.cursor = status === 200 ? nextCursorOf(body) : null
         }
       })
@@ -106,6 +112,7 @@ const setupClient = (client: autocannon.Client) => {
  * declare as a bare promise.
  */
 const latencies: Array<number> = []
+const latenciesOf: Record<Kind, Array<number>> = { pages: [], reads: [] }
 const instance = autocannon({
   url: config.url,
   connections: config.connections,
@@ -123,15 +130,25 @@ const instance = autocannon({
     // Replaced by each connection's own list in setupClient.
     : { requests: walkRequests(config.walks.slice(0, 1), 0), setupClient })
 }) as unknown as autocannon.Instance & Promise<autocannon.Result>
-instance.on("response", (_client, statusCode, _bytes, milliseconds) => {
-  if (statusCode >= 200 && statusCode < 300) latencies.push(milliseconds)
+// autocannon runs a request's onResponse, which notes the walk's kind in the connection's
+// context, just before it emits "response" with the time.
+const kindOf = (client: autocannon.Client): Kind | undefined =>
+  (client as unknown as { readonly requestIterator?: { readonly context?: WalkContext } }).requestIterator?.context?.kind
+instance.on("response", (client, statusCode, _bytes, milliseconds) => {
+  if (statusCode < 200 || statusCode >= 300) return
+  latencies.push(milliseconds)
+  const kind = kindOf(client)
+  if (kind !== undefined) latenciesOf[kind].push(milliseconds)
 })
 const result = await instance
 
-latencies.sort((a, b) => a - b)
-/** Nearest-rank percentile, to a hundredth of a millisecond. */
-const percentile = (p: number) =>
-  latencies.length === 0 ? 0 : Math.round(latencies[Math.max(0, Math.ceil(p * latencies.length) - 1)]! * 100) / 100
+/** Nearest-rank percentile of sorted `values`, to a hundredth of a millisecond. */
+const percentileOf = (values: ReadonlyArray<number>, p: number) =>
+  values.length === 0 ? 0 : Math.round(values[Math.max(0, Math.ceil(p * values.length) - 1)]! * 100) / 100
+for (const values of [latencies, latenciesOf.pages, latenciesOf.reads]) values.sort((a, b) => a - b)
+const percentile = (p: number) => percentileOf(latencies, p)
+const summaryOf = (values: ReadonlyArray<number>) => ({ count: values.length, p50: percentileOf(values, 0.5), p99: percentileOf(values, 0.99) })
+const kinds = config.walks === undefined ? undefined : { pages: summaryOf(latenciesOf.pages), reads: summaryOf(latenciesOf.reads) }
 
 console.log(JSON.stringify({
   requestsPerSecond: result.requests.average,
@@ -143,5 +160,6 @@ console.log(JSON.stringify({
   timeouts: result.timeouts,
   statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([status, stats]) => [status, stats.count ?? 0])),
   failures,
-  walksCutShort
+  walksCutShort,
+  kinds
 }))

@@ -339,6 +339,8 @@ const main = async () => {
   if (mixed !== undefined) {
     const statuses = Object.entries(mixed.statuses).map(([status, count]) => `${count} × ${status}`).join(", ")
     console.log(`mixed workload: ${mixed.total} responses (${statuses}); ${mixed.walksCutShort} later pages asked for after a last page, warm-up included`)
+    const { pages, reads } = mixed.kinds!
+    console.log(`mixed workload: pages p50 ${ms(pages.p50)}, p99 ${ms(pages.p99)} (${pages.count}); single reads p50 ${ms(reads.p50)}, p99 ${ms(reads.p99)} (${reads.count})`)
     for (const failure of mixed.failures) console.log(`  not 200: ${failure}`)
   }
   console.log(`idle server RSS: ${idleRss.toFixed(0)} MB (${process.env.BENCH_BUNDLE ?? "the bundle of npm run build"})${idleRssFromSources === undefined ? "" : `; ${idleRssFromSources.toFixed(0)} MB from the sources`}`)

@@ -112,6 +112,8 @@ export interface LoadResult {
   readonly failures: ReadonlyArray<string>
   /** Later pages of a walk asked for when the page before had no next one. */
   readonly walksCutShort: number
+  /** For walks: the 2xx latencies of pages and of single reads apart. */
+  readonly kinds?: Readonly<Record<"pages" | "reads", { readonly count: number; readonly p50: number; readonly p99: number }>>
 }
 
 type LoadOptions = { readonly connections: number; readonly warmupSeconds?: number } & (
