@@ -142,14 +142,9 @@ export const make = (
       const read = yield* cachedPage(SharedReads.latest(batch, (request) => request.now), revealers)
       return batch.map(() => read)
     }).pipe(Effect.orDie)
-  const sharedPages = SharedReads.make(scope, pagesFor)
+  const sharedPages = SharedReads.makeOutsideTransactions(sql, scope, pagesFor)
 
-  const sharedPage = (request: ListingStore.PageRequest) =>
-    SharedReads.unlessInTransaction(
-      sql,
-      sharedPages.read(sharedPageKey(request), request),
-      Effect.map(pagesFor([request]), (pages) => pages[0]!)
-    )
+  const sharedPage = (request: ListingStore.PageRequest) => sharedPages(sharedPageKey(request), request)
 
   return { fullPage, sharedPage }
 }

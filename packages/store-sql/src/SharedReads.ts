@@ -103,3 +103,17 @@ export const latest = <R>(batch: ReadonlyArray<R>, clockOf: (request: R) => numb
  */
 export const unlessInTransaction = <A>(sql: SqlClient.SqlClient, shared: Effect.Effect<A>, own: Effect.Effect<A>) =>
   Effect.flatMap(Effect.serviceOption(sql.transactionService), (transaction) => Option.isSome(transaction) ? own : shared)
+
+/**
+ * Reads shared by key as `make` shares them, except inside the caller's transaction, where a
+ * read runs `run` as a batch of its own (`unlessInTransaction`).
+ */
+export const makeOutsideTransactions = <R, A>(
+  sql: SqlClient.SqlClient,
+  scope: Scope.Scope,
+  run: (batch: ReadonlyArray<R>) => Effect.Effect<ReadonlyArray<A>>
+) => {
+  const shared = make(scope, run)
+  return (key: string, request: R): Effect.Effect<A> =>
+    unlessInTransaction(sql, shared.read(key, request), Effect.map(run([request]), (answers) => answers[0]!))
+}

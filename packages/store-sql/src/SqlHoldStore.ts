@@ -231,14 +231,10 @@ export const make = Effect.gen(function*() {
    * Every `/holds` asks its account's holds: concurrent asks, of any accounts, share one
    * statement (SharedReads), as `/me`'s reveal counts do.
    */
-  const sharedForAccounts = SharedReads.make(scope, forAccounts)
+  const sharedForAccounts = SharedReads.makeOutsideTransactions(sql, scope, forAccounts)
 
   const forAccount = (accountId: string, endedSince: Time.Instant, now: Time.Instant) =>
-    SharedReads.unlessInTransaction(
-      sql,
-      sharedForAccounts.read("forAccount", { accountId, endedSince, now }),
-      Effect.map(forAccounts([{ accountId, endedSince, now }]), (answers) => answers[0]!)
-    )
+    sharedForAccounts("forAccount", { accountId, endedSince, now })
 
   const countRunning = (accountId: string, now: Time.Instant) =>
     sql<{ running: unknown }>`SELECT count(*) AS running FROM holds

@@ -84,14 +84,10 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
    * processes far more than another id in it, so spreading reads over several concurrent
    * statements only made more of them (docs/decisions/0509-read-paths.md).
    */
-  const sharedReaderFinds = SharedReads.make(scope, readBatch)
+  const sharedReaderFinds = SharedReads.makeOutsideTransactions(sql, scope, readBatch)
 
   const findForReader = (id: Ids.ListingId, reader: ListingStore.PageReader): Effect.Effect<ListingStore.ReaderFind | undefined> =>
-    SharedReads.unlessInTransaction(
-      sql,
-      sharedReaderFinds.read("single reads", { id, reader }),
-      Effect.map(readBatch([{ id, reader }]), (found) => found[0]!)
-    ).pipe(Effect.map(({ answers, listings }) => {
+    sharedReaderFinds("single reads", { id, reader }).pipe(Effect.map(({ answers, listings }) => {
       const listing = listings.get(id)
       if (listing === undefined) return undefined
       return {

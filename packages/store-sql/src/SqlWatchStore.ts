@@ -251,16 +251,11 @@ export const make = Effect.gen(function*() {
     )
 
   // Every `/watches` asks its account's watches: concurrent asks, of any accounts, share one statement.
-  const sharedForAccounts = SharedReads.make(scope, forAccounts)
+  const sharedForAccounts = SharedReads.makeOutsideTransactions(sql, scope, forAccounts)
 
   return WatchStore.WatchStore.of({
     create,
-    forAccount: (accountId) =>
-      SharedReads.unlessInTransaction(
-        sql,
-        sharedForAccounts.read("forAccount", accountId),
-        Effect.map(forAccounts([accountId]), (answers) => answers[0]!)
-      ),
+    forAccount: (accountId) => sharedForAccounts("forAccount", accountId),
     find: (accountId, watchId) => Effect.orDie(findOwn(accountId, watchId, false)),
     update,
     remove: (accountId, watchId) =>
