@@ -26,6 +26,30 @@ const pageRequest = (now: number): ListingStore.PageRequest => ({
   reader: { at: now, revealsOf: undefined }
 })
 
+/**
+ * `inside` run in a transaction that is then rolled back, while six fibers ask `plain` over and
+ * over (a shared statement running or waiting throughout): what `inside` answered, flipped out
+ * of the rollback as `{ rolledBack }`, and every distinct answer the plain asks got.
+ */
+const duringPlainAsks = <P, I, E>(plain: Effect.Effect<P, never, StoreSql.Services>, inside: Effect.Effect<I, E, StoreSql.Services>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const seen = new Set<P>()
+    const asking = yield* Effect.forkChild(Effect.forEach(
+      [1, 2, 3, 4, 5, 6],
+      () => Effect.forever(Effect.map(plain, (answer) => seen.add(answer))),
+      { concurrency: "unbounded" }
+    ))
+    yield* Effect.sleep("20 millis")
+    const rolledBack = yield* sql.withTransaction(Effect.flatMap(inside, (answer) => Effect.fail({ rolledBack: answer }))).pipe(
+      Effect.flip,
+      Effect.timeout("10 seconds")
+    )
+    yield* Effect.sleep("20 millis")
+    yield* Fiber.interrupt(asking)
+    return { inside: rolledBack, seen: [...seen] }
+  })
+
 const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
   const run = <A, E>(effect: Effect.Effect<A, E, StoreSql.Services>) => Effect.provide(effect, layer())
 
@@ -141,24 +165,16 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       const after = yield* Effect.all(Array.from({ length: 24 }, (_, index) => ask(index)), { concurrency: "unbounded" })
       assert.deepStrictEqual(after, Array.from({ length: 24 }, (_, index) => [[annSecond, annFirst], [bobEnded], [], []][index % 4]))
       // Inside a transaction the holds are its own, an uncommitted one included, while plain asks
-      // (a shared statement running or waiting throughout) never see that hold, rolled back.
-      const sql = yield* SqlClient.SqlClient
-      const seen = new Set<number>()
-      const plain = yield* Effect.forkChild(Effect.forEach(
-        [1, 2, 3, 4, 5, 6],
-        () => Effect.forever(Effect.map(holds.forAccount("ann", 0, Date.now()), (found) => seen.add(found.length))),
-        { concurrency: "unbounded" }
-      ))
-      yield* Effect.sleep("20 millis")
-      const inside = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* acquire("ann", "ACCTHLD2", Date.now())
-        const found = yield* holds.forAccount("ann", 0, Date.now())
-        return yield* Effect.fail({ rolledBack: found.map((hold) => hold.listingId) })
-      })).pipe(Effect.flip, Effect.timeout("10 seconds"))
-      yield* Effect.sleep("20 millis")
-      yield* Fiber.interrupt(plain)
+      // never see that hold, rolled back.
+      const { inside, seen } = yield* duringPlainAsks(
+        Effect.suspend(() => Effect.map(holds.forAccount("ann", 0, Date.now()), (found) => found.length)),
+        Effect.gen(function*() {
+          yield* acquire("ann", "ACCTHLD2", Date.now())
+          return (yield* holds.forAccount("ann", 0, Date.now())).map((hold) => hold.listingId)
+        })
+      )
       assert.deepStrictEqual(inside, { rolledBack: ["ACCTHLD2", "ACCTHLD3", "ACCTHLD1"] })
-      assert.deepStrictEqual([...seen], [2])
+      assert.deepStrictEqual(seen, [2])
     })))
 
   it.live("concurrent asks for accounts' watches share statements, and each gets its account's watches, oldest first", () =>
@@ -177,23 +193,13 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       const answers = yield* Effect.all(Array.from({ length: 24 }, (_, index) => names(askers[index % 3]!)), { concurrency: "unbounded" })
       assert.deepStrictEqual(answers, Array.from({ length: 24 }, (_, index) => [["annfirst", "annsecond"], ["bobonly"], []][index % 3]))
       // Inside a transaction the watches are its own, an uncommitted one included, while plain
-      // asks (a shared statement running or waiting throughout) never see that watch, rolled back.
-      const sql = yield* SqlClient.SqlClient
-      const seen = new Set<string>()
-      const plain = yield* Effect.forkChild(Effect.forEach(
-        [1, 2, 3, 4, 5, 6],
-        () => Effect.forever(Effect.map(names(ann!.id), (found) => seen.add(found.join()))),
-        { concurrency: "unbounded" }
-      ))
-      yield* Effect.sleep("20 millis")
-      const inside = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* create(ann!.id, "annthird", start)
-        return yield* Effect.fail({ rolledBack: yield* names(ann!.id) })
-      })).pipe(Effect.flip, Effect.timeout("10 seconds"))
-      yield* Effect.sleep("20 millis")
-      yield* Fiber.interrupt(plain)
+      // asks never see that watch, rolled back.
+      const { inside, seen } = yield* duringPlainAsks(
+        Effect.map(names(ann!.id), (found) => found.join()),
+        Effect.andThen(create(ann!.id, "annthird", start), names(ann!.id))
+      )
       assert.deepStrictEqual(inside, { rolledBack: ["annfirst", "annsecond", "annthird"] })
-      assert.deepStrictEqual([...seen], ["annfirst,annsecond"])
+      assert.deepStrictEqual(seen, ["annfirst,annsecond"])
     })))
 
   it.live("concurrent asks for months' reveal counts share statements, and each sees a charged reveal made before it asked", () =>
@@ -216,24 +222,13 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       const after = yield* Effect.all(Array.from({ length: 24 }, (_, index) => ask(index)), { concurrency: "unbounded" })
       assert.deepStrictEqual(after, Array.from({ length: 24 }, (_, index) => [2, 0, 1][index % 3]))
       // Inside a transaction the count is its own, uncommitted charge included, while plain asks
-      // (a shared statement running or waiting throughout) never see that charge, rolled back.
-      const sql = yield* SqlClient.SqlClient
-      const seen = new Set<number>()
-      const plain = yield* Effect.forkChild(Effect.forEach(
-        [1, 2, 3, 4, 5, 6],
-        () => Effect.forever(Effect.map(reveals.usedIn("cid", "2026-06"), (used) => seen.add(used))),
-        { concurrency: "unbounded" }
-      ))
-      yield* Effect.sleep("20 millis")
-      const inside = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* charge("cid", "COUNTED1", "2026-06")
-        const used = yield* reveals.usedIn("cid", "2026-06")
-        return yield* Effect.fail({ rolledBack: used })
-      })).pipe(Effect.flip, Effect.timeout("10 seconds"))
-      yield* Effect.sleep("20 millis")
-      yield* Fiber.interrupt(plain)
+      // never see that charge, rolled back.
+      const { inside, seen } = yield* duringPlainAsks(
+        reveals.usedIn("cid", "2026-06"),
+        Effect.andThen(charge("cid", "COUNTED1", "2026-06"), reveals.usedIn("cid", "2026-06"))
+      )
       assert.deepStrictEqual(inside, { rolledBack: 1 })
-      assert.deepStrictEqual([...seen], [0])
+      assert.deepStrictEqual(seen, [0])
     })))
 
   it.live("a read inside a transaction is never shared: it sees the transaction's own rows and never waits on its connection", () =>
