@@ -295,6 +295,17 @@ export class Directory extends Context.Service<Directory, {
       const isVisible = (caller: Caller, listing: ListingRecord, now: Instant) =>
         listing.status === "active" && listing.discoveredAt <= now - caller.plan.accessDelayMs
 
+      /**
+       * A listing `caller` may read, with its running hold and whether `revealsOf` revealed it,
+       * in one look-up (a single read's): no page machinery.
+       */
+      const findReadable = Effect.fnUntraced(function*(caller: Caller, id: string, now: Instant, revealsOf: string | undefined) {
+        if (!isListingId(id)) return yield* new ListingNotFound({ listingId: id })
+        const found = yield* listings.findForReader(id, { at: now, revealsOf })
+        if (found === undefined || !isVisible(caller, found.listing, now)) return yield* new ListingNotFound({ listingId: id })
+        return found
+      })
+
       const findVisible = Effect.fnUntraced(function*(caller: Caller, id: string, now: Instant) {
         if (!isListingId(id)) return yield* new ListingNotFound({ listingId: id })
         const listing = yield* listings.find(id)
@@ -432,10 +443,7 @@ export class Directory extends Context.Service<Directory, {
 
       const getRecord = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
-        if (!isListingId(id)) return yield* new ListingNotFound({ listingId: id })
-        // One look-up for the row, its running hold and the caller's reveal: no page machinery.
-        const found = yield* listings.findForReader(id, { at: now, revealsOf: caller.plan.revealsPerMonth === null ? undefined : caller.accountId })
-        if (found === undefined || !isVisible(caller, found.listing, now)) return yield* new ListingNotFound({ listingId: id })
+        const found = yield* findReadable(caller, id, now, caller.plan.revealsPerMonth === null ? undefined : caller.accountId)
         const { listing } = found
         const running = new Map(found.running === undefined ? [] : [[listing.id, found.running]])
         const revealed = new Set(found.revealed && listing.tier !== "open" ? [listing.id] : [])
@@ -447,9 +455,11 @@ export class Directory extends Context.Service<Directory, {
 
       const reveal = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
-        let listing = yield* findVisible(caller, id, now)
-        const existing = yield* reveals.find(caller.accountId, listing.id)
-        const running = (yield* holdStore.runningOn([listing.id], now)).get(listing.id)
+        const found = yield* findReadable(caller, id, now, caller.accountId)
+        let listing = found.listing
+        // The entry itself (its first instant) only for a repeat: a first reveal reads nothing more.
+        const existing = found.revealed ? yield* reveals.find(caller.accountId, listing.id) : undefined
+        const running = found.running
         const holdState = holdStateFor(caller, running)
         let plan = yield* Effect.fromResult(planReveal({
           plan: caller.plan,

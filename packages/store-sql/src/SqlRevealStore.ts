@@ -7,7 +7,7 @@ import * as SharedReads from "./SharedReads.ts"
 /*
  * The reveal ledger: one row per (account, listing), so a repeat finds the original and pays
  * nothing. A charged first reveal spends one unit of the month's allowance with a single
- * conditional UPDATE in the same READ COMMITTED transaction: concurrent reveals queue on the
+ * conditional upsert in the same READ COMMITTED transaction: concurrent reveals queue on the
  * usage row's lock and each re-checks `used < limit` against the committed count, so the
  * ceiling holds however many arrive at once.
  */
@@ -60,27 +60,30 @@ export const make = Effect.gen(function*() {
       }
       const charge = request.charge
       if (charge !== undefined) {
-        yield* sql`INSERT INTO reveal_usage (account_id, month, used) VALUES (${request.accountId}, ${charge.month}, 0)
-          ON CONFLICT (account_id, month) DO NOTHING`
-        const spent = yield* sql`UPDATE reveal_usage SET used = used + 1
-          WHERE account_id = ${request.accountId} AND month = ${charge.month} AND used < ${charge.limit}
+        if (charge.limit <= 0) return yield* Effect.fail(new AllowanceSpent())
+        // The month's first unit creates its row; a later one waits for the row's lock and sees
+        // the committed count, so no two reveals take the last unit.
+        const spent = yield* sql`INSERT INTO reveal_usage (account_id, month, used) VALUES (${request.accountId}, ${charge.month}, 1)
+          ON CONFLICT (account_id, month) DO UPDATE SET used = reveal_usage.used + 1 WHERE reveal_usage.used < ${charge.limit}
           RETURNING used`
         if (spent.length === 0) return yield* Effect.fail(new AllowanceSpent())
       }
       return { _tag: "Recorded", entry: toEntry(inserted[0]), fresh: true } as const
     })
 
+  /*
+   * No look-up first: the directory records only a reveal it found no entry for, and a repeat
+   * that raced it is found by the insert's conflict inside the transaction.
+   */
   const record = (request: RevealStore.RecordReveal): Effect.Effect<RevealStore.RecordOutcome> =>
-    Effect.gen(function*() {
-      const existing = yield* find(request.accountId, request.listingId)
-      if (existing !== undefined) return { _tag: "Recorded", entry: existing, fresh: false } as const
-      return yield* sql.withTransaction(attempt(request)).pipe(
-        Effect.catchIf(
-          (error): error is AllowanceSpent => error instanceof AllowanceSpent,
-          () => Effect.succeed({ _tag: "AllowanceSpent" } as const)
-        )
-      )
-    }).pipe(Effect.orDie, Effect.withSpan("SqlRevealStore.record"))
+    sql.withTransaction(attempt(request)).pipe(
+      Effect.catchIf(
+        (error): error is AllowanceSpent => error instanceof AllowanceSpent,
+        () => Effect.succeed({ _tag: "AllowanceSpent" } as const)
+      ),
+      Effect.orDie,
+      Effect.withSpan("SqlRevealStore.record")
+    )
 
   const usedInOne = (accountId: string, month: string) =>
     sql<{ used: unknown }>`SELECT used FROM reveal_usage WHERE account_id = ${accountId} AND month = ${month}`.pipe(

@@ -39,6 +39,20 @@ const races = (layer: () => Layer.Layer<StoreSql.Services>) => {
         assert.strictEqual(revealed.size, 1)
       })))
 
+    it.live("100 concurrent charged reveals in a month with nothing spent yet charge exactly the limit", () =>
+      run(Effect.gen(function*() {
+        const ledger = yield* RevealStore.RevealStore
+        const allowance = { month: "2026-06", limit: 3 }
+        const outcomes = yield* Effect.forEach(
+          ids("NEW", 100),
+          (listingId) => ledger.record({ accountId: "acct", listingId, at: T0, charge: allowance }),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(outcomes.filter((outcome) => outcome._tag === "Recorded").length, 3)
+        assert.strictEqual(yield* ledger.usedIn("acct", "2026-06"), 3)
+        assert.strictEqual((yield* ledger.revealedAmong("acct", ids("NEW", 100))).size, 3)
+      })))
+
     it.live("50 concurrent reveals of one listing write one entry and charge once", () =>
       run(Effect.gen(function*() {
         const ledger = yield* RevealStore.RevealStore

@@ -629,6 +629,19 @@ export const suite = (name: string, layer: Layer.Layer<Stores>) => {
           ["LLLLLLL1", "LLLLLLL3"]
         )
       })))
+
+    it.live("an allowance of nothing charges nothing and writes nothing, though a repeat is still answered", () =>
+      run(Effect.gen(function*() {
+        const ledger = yield* RevealStore
+        const none = { month: "2026-06", limit: 0 }
+        assert.deepStrictEqual(yield* ledger.record({ accountId: "a1", listingId: "LLLLLLL1", at: T0, charge: none }), { _tag: "AllowanceSpent" })
+        assert.strictEqual(yield* ledger.find("a1", "LLLLLLL1"), undefined)
+        assert.strictEqual(yield* ledger.usedIn("a1", "2026-06"), 0)
+        yield* ledger.record({ accountId: "a1", listingId: "LLLLLLL2", at: T0, charge: undefined })
+        const repeat = yield* ledger.record({ accountId: "a1", listingId: "LLLLLLL2", at: T0 + HOUR, charge: none })
+        assert.isTrue(repeat._tag === "Recorded" && !repeat.fresh && repeat.entry.revealedAt === T0)
+        assert.strictEqual(yield* ledger.usedIn("a1", "2026-06"), 0)
+      })))
   })
 
   describe(`${name}: holds`, () => {
