@@ -306,15 +306,6 @@ export class Directory extends Context.Service<Directory, {
         return found
       })
 
-      const findVisible = Effect.fnUntraced(function*(caller: Caller, id: string, now: Instant) {
-        if (!isListingId(id)) return yield* new ListingNotFound({ listingId: id })
-        const listing = yield* listings.find(id)
-        if (listing === undefined || !isVisible(caller, listing, now)) {
-          return yield* new ListingNotFound({ listingId: id })
-        }
-        return listing
-      })
-
       const holdStateFor = (caller: Caller, hold: HoldRecord | undefined): HoldState =>
         hold === undefined ? "none" : hold.accountId === caller.accountId ? "mine" : "other"
 
@@ -523,16 +514,14 @@ export class Directory extends Context.Service<Directory, {
 
       const hold = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
-        const listing = yield* findVisible(caller, id, now)
+        const { listing, running, revealed } = yield* findReadable(caller, id, now, caller.accountId)
         if (caller.plan.concurrentHolds === 0) return yield* new HoldsRequirePro()
         // Another account's hold is reported first, with when it ends, even to an account that has
         // not revealed: it could not reveal while the hold runs, and needs to know when to retry.
-        const running = (yield* holdStore.runningOn([listing.id], now)).get(listing.id)
         if (running !== undefined && running.accountId !== caller.accountId) {
           return yield* new HeldByOther({ expiresAt: running.expiresAt })
         }
-        const revealed = yield* reveals.find(caller.accountId, listing.id)
-        if (revealed === undefined) return yield* new RevealRequired()
+        if (!revealed) return yield* new RevealRequired()
         const { hold } = yield* holdStore.acquire({ accountId: caller.accountId, listingId: listing.id, plan: caller.plan, now })
         yield* Metric.update(DirectoryMetrics.holds, 1)
         return yield* holdResponse(caller, hold, now)
