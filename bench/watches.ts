@@ -10,6 +10,9 @@
  *      loopback receiver, one watch with a webhook among the 10 000; BENCH_DELIVERIES (200)
  *      listings upserted one at a time, 100 ms apart: from the upsert's commit to the
  *      receiver's request, p50 and p99.
+ *   3. reading matches: the webhook watch's matches (one a delivered listing) in one page of
+ *      the largest size, each listing as the account reads it now, BENCH_MATCH_READS (50) times:
+ *      the median milliseconds a page.
  *
  * A fresh database `dropshelf_bench_watches` each run.
  */
@@ -25,6 +28,7 @@ import { databaseUrl, psql } from "./postgres.ts"
 const WATCHES = Number(process.env.BENCH_WATCHES ?? 10_000)
 const LISTINGS = Number(process.env.BENCH_LISTINGS ?? 5_000)
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 200)
+const MATCH_READS = Number(process.env.BENCH_MATCH_READS ?? 50)
 const DB = "dropshelf_bench_watches"
 
 psql(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`)
@@ -186,6 +190,21 @@ while (latencies.length < DELIVERIES && Date.now() < deadline) await new Promise
 latencies.sort((a, b) => a - b)
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!
 console.log(`delivery: ${latencies.length}/${DELIVERIES} delivered, import to receiver p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms (poll ${settings.pollMs} ms)`)
+
+// ---------------------------------------------------------------------------------------------
+// 3. Reading the matches: the hook watch's page of every match, each listing as the account reads it now
+
+const hook = (await serving.runPromise(Watches.Watches.use((watches) => watches.list(caller)))).data[0]!
+const pageMs: Array<number> = []
+let shown = 0
+for (let i = 0; i < MATCH_READS; i++) {
+  const t = process.hrtime.bigint()
+  const page = await serving.runPromise(Watches.Watches.use((watches) => watches.matches(caller, hook.id, { limit: Watches.MAX_MATCH_PAGE })))
+  pageMs.push(ms(t))
+  shown = page.data.length
+}
+pageMs.sort((a, b) => a - b)
+console.log(`matches: a page of ${shown} matches, p50 ${pageMs[Math.floor(pageMs.length / 2)]!.toFixed(1)} ms over ${MATCH_READS} reads`)
 
 await serving.dispose()
 await runtime.dispose()

@@ -30,9 +30,7 @@ import {
   secretFrom,
   signatureHeader
 } from "./domain/Webhook.ts"
-import { HoldStore } from "./ports/HoldStore.ts"
 import { ListingStore } from "./ports/ListingStore.ts"
-import { RevealStore } from "./ports/RevealStore.ts"
 import type { CandidateRow, ClaimedDelivery, MatchRecord, WatchRecord, WebhookRecord } from "./ports/WatchStore.ts"
 import { WatchStore } from "./ports/WatchStore.ts"
 import { WebhookSender } from "./ports/WebhookSender.ts"
@@ -194,8 +192,6 @@ export class Watches extends Context.Service<Watches, {
     Effect.gen(function*() {
       const store = yield* WatchStore
       const listings = yield* ListingStore
-      const holds = yield* HoldStore
-      const reveals = yield* RevealStore
       const sender = yield* WebhookSender
       const random = yield* SecureRandom.SecureRandom
       const mac = yield* Mac.Mac
@@ -307,16 +303,19 @@ export class Watches extends Context.Service<Watches, {
         return { webhook_secret: secret, previous_secret_expires_at: toIso(until) } satisfies RotatedSecretView
       }, Effect.withSpan("Watches.rotateSecret"))
 
-      /** The listing as an account on `plan` reads it at `now`: null when it cannot (gone, inactive, inside the delay). */
+      /**
+       * The listing as an account on `plan` reads it at `now`: null when it cannot (gone,
+       * inactive, inside the delay). The row, its running hold and the account's reveal in one
+       * look-up, a single read's.
+       */
       const readAs = Effect.fnUntraced(function*(accountId: string, plan: PlanLimits, listingId: string, now: Instant) {
         if (!isListingId(listingId)) return null
-        const listing = yield* listings.find(listingId)
-        if (listing === undefined || listing.status !== "active" || listing.discoveredAt > now - plan.accessDelayMs) return null
-        const hold = (yield* holds.runningOn([listing.id], now)).get(listing.id)
+        const found = yield* listings.findForReader(listingId, { at: now, revealsOf: plan.revealsPerMonth === null ? undefined : accountId })
+        if (found === undefined) return null
+        const { listing, running: hold } = found
+        if (listing.status !== "active" || listing.discoveredAt > now - plan.accessDelayMs) return null
         const holdState = hold === undefined ? "none" : hold.accountId === accountId ? "mine" : "other"
-        const revealed = plan.revealsPerMonth === null || listing.tier === "open"
-          ? false
-          : (yield* reveals.revealedAmong(accountId, [listing.id])).has(listing.id)
+        const revealed = found.revealed && listing.tier !== "open"
         return toListingView(listing, {
           disclosed: isNameDisclosed({ plan, tier: listing.tier, holdState, revealed }),
           holdState,
@@ -345,7 +344,8 @@ export class Watches extends Context.Service<Watches, {
         const rows = yield* store.matches(watch.id, after, limit + 1)
         const now = yield* Clock.currentTimeMillis
         const shown = rows.slice(0, limit)
-        const data = yield* Effect.forEach(shown, (match) => matchView(caller.accountId, caller.plan, match, now))
+        // All at once: the store answers concurrent single reads together (a page in one or two statements).
+        const data = yield* Effect.forEach(shown, (match) => matchView(caller.accountId, caller.plan, match, now), { concurrency: "unbounded" })
         const hasMore = rows.length > limit
         return { data, next_cursor: hasMore ? cursorOf(shown[shown.length - 1]!.seq) : null, has_more: hasMore } satisfies MatchPage
       }, Effect.withSpan("Watches.matches"))

@@ -184,6 +184,33 @@ describe("Watches: matching", () => {
       assert.strictEqual(after.id, before.id)
     })))
 
+  it.effect("a page of matches shows each listing as GET /domains/{id} shows it to the account, held and revealed alike", () =>
+    run(Effect.gen(function*() {
+      const watches = yield* Watches.Watches
+      const directory = yield* Directory.Directory
+      const operators = yield* Operators.Operators
+      const { caller } = yield* callerOn("pro")
+      const { caller: other } = yield* callerOn("pro", "other")
+      const watch = yield* watches.create(caller, { name: "all" })
+      yield* TestClock.adjust(1000)
+      const ids = ["VIEWREV1", "VIEWOTH1", "VIEWMINE", "VIEWPLN1", "VIEWOPEN", "VIEWGONE"]
+      yield* load(...ids.map((listingId) => listing(listingId, { tier: listingId === "VIEWOPEN" ? "open" : "regular" })))
+      yield* drain
+      yield* directory.reveal(caller, "VIEWREV1")
+      yield* directory.reveal(other, "VIEWOTH1")
+      yield* directory.hold(other, "VIEWOTH1")
+      yield* directory.reveal(caller, "VIEWMINE")
+      yield* directory.hold(caller, "VIEWMINE")
+      yield* operators.delist([id("VIEWGONE")], "sold")
+      const page = yield* watches.matches(caller, watch.id, {})
+      assert.deepStrictEqual(page.data.map((match) => match.listing?.id ?? null), [...ids.slice(0, 5), null])
+      for (const [index, match] of page.data.entries()) {
+        const read = yield* Effect.result(directory.get(caller, ids[index]!))
+        assert.deepStrictEqual(match.listing, read._tag === "Success" ? read.success : null)
+      }
+      assert.deepStrictEqual(page.data.map((match) => match.listing?.hold_state), ["none", "other", "mine", "none", "none", undefined])
+    })))
+
   it.effect("pages matches oldest first by an opaque cursor", () =>
     run(Effect.gen(function*() {
       const watches = yield* Watches.Watches
