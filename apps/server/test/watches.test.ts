@@ -84,7 +84,12 @@ for (const adapter of adapters) {
         const matches = await call(server, "GET", `/api/v1/watches/${created.body.id}/matches`, { key: business.secret })
         expect(matches.status).toBe(200)
         expect(matches.body.data.map((m: any) => m.id)).toEqual([event.data.match.id])
-        expect(matches.body.next_cursor).toBeNull()
+        expect(matches.body.has_more).toBe(false)
+        // The last page's cursor is kept to ask later for only newer matches.
+        const kept: string = matches.body.next_cursor
+        expect(kept).toEqual(expect.any(String))
+        expect((await call(server, "GET", `/api/v1/watches/${created.body.id}/matches?cursor=${kept}`, { key: business.secret })).body)
+          .toEqual({ data: [], next_cursor: null, has_more: false })
         expect(await eventually(() => false, 300)).toBe(false)
         expect(hook.received.length).toBe(1)
         const attempts = await call(server, "GET", `/api/v1/watches/${created.body.id}/deliveries`, { key: business.secret })

@@ -92,7 +92,7 @@ export class WatchesGroup extends HttpApiGroup.make("watches").add(
     success: WatchView.MatchPage,
     error: [...CommonErrors, InvalidRequestError, NotFoundError]
   }).annotate(OpenApi.Summary, "The watch's matches, oldest first")
-    .annotate(OpenApi.Description, "Every match the watch recorded, webhook or not, keyset paged: follow `next_cursor` until it is null; a later call with the last cursor returns only newer matches. Each listing is shown as this account reads it now (disclosure rules apply), or null once it is not readable."),
+    .annotate(OpenApi.Description, "Every match the watch recorded, webhook or not, keyset paged: ask with `next_cursor` while `has_more` is true; `next_cursor` continues after the page's last match even on the last page, so a later call with the last one returns only newer matches (an empty page answers null: keep the cursor you sent). Each listing is shown as this account reads it now (disclosure rules apply), or null once it is not readable."),
   HttpApiEndpoint.get("deliveries", "/watches/:id/deliveries", {
     params: { id: WatchIdParam },
     success: WatchView.AttemptList,

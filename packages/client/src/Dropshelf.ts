@@ -125,7 +125,10 @@ export class Dropshelf {
     readonly delete: (id: string, options?: WriteOptions) => Promise<void>
     /** A new signing secret, shown this once; the previous one keeps signing beside it for 24 hours. */
     readonly rotateSecret: (id: string, options?: WriteOptions) => Promise<RotatedWatchSecret>
-    /** One page of the watch's matches, oldest first: follow `next_cursor`; a later call with the last cursor returns only newer ones. */
+    /**
+     * One page of the watch's matches, oldest first: ask with `next_cursor` while `has_more`;
+     * the last page has a `next_cursor` too, and a later call with it returns only newer ones.
+     */
     readonly matches: (id: string, page?: { readonly cursor?: string; readonly limit?: number }, options?: CallOptions) => Promise<WatchMatchPage>
     /** The latest 100 webhook delivery attempts, newest first. */
     readonly deliveries: (id: string, options?: CallOptions) => Promise<WatchDeliveryAttempts>

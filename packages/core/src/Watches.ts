@@ -347,7 +347,9 @@ export class Watches extends Context.Service<Watches, {
         // All at once: the store answers concurrent single reads together (a page in one or two statements).
         const data = yield* Effect.forEach(shown, (match) => matchView(caller.accountId, caller.plan, match, now), { concurrency: "unbounded" })
         const hasMore = rows.length > limit
-        return { data, next_cursor: hasMore ? cursorOf(shown[shown.length - 1]!.seq) : null, has_more: hasMore } satisfies MatchPage
+        // The cursor after the last match even on the last page: kept, it asks later for only newer matches.
+        const last = shown[shown.length - 1]
+        return { data, next_cursor: last === undefined ? null : cursorOf(last.seq), has_more: hasMore } satisfies MatchPage
       }, Effect.withSpan("Watches.matches"))
 
       const deliveries = Effect.fnUntraced(function*(caller: Caller, watchId: string) {

@@ -234,6 +234,25 @@ describe("Watches: matching", () => {
       assert.strictEqual(refused._tag === "InvalidRequest" && refused.parameter, "cursor")
     })))
 
+  it.effect("the last page's cursor, kept, asks later for only the newer matches", () =>
+    run(Effect.gen(function*() {
+      const watches = yield* Watches.Watches
+      const { caller } = yield* callerOn("business")
+      const watch = yield* watches.create(caller, { name: "all" })
+      yield* TestClock.adjust(1000)
+      yield* load(listing("KEPTCUR1"), listing("KEPTCUR2"), listing("KEPTCUR3"))
+      yield* drain
+      const first = yield* watches.matches(caller, watch.id, { limit: 2 })
+      const last = yield* watches.matches(caller, watch.id, { cursor: first.next_cursor!, limit: 2 })
+      assert.deepStrictEqual([last.data.map((match) => match.listing!.id), last.has_more], [["KEPTCUR3"], false])
+      const kept = last.next_cursor!
+      assert.deepStrictEqual(yield* watches.matches(caller, watch.id, { cursor: kept }), { data: [], next_cursor: null, has_more: false })
+      yield* load(listing("KEPTCUR4"))
+      yield* drain
+      const later = yield* watches.matches(caller, watch.id, { cursor: kept })
+      assert.deepStrictEqual(later.data.map((match) => match.listing!.id), ["KEPTCUR4"])
+    })))
+
   it("each listing matches a watch once per generation in which a round saw it active (property)", async () => {
     type Op =
       | { readonly kind: "upsert"; readonly listing: number; readonly active: boolean }

@@ -223,7 +223,7 @@ const WATCH_TOOLS: ReadonlyArray<ToolDefinition> = [
     name: "list_watch_matches",
     title: "Read a watch's matches",
     description:
-      "A page of a watch's matches, oldest first (GET /api/v1/watches/{id}/matches): each listing as this account reads it now. Follow `next_cursor`; a later call with the last cursor returns only newer matches.",
+      "A page of a watch's matches, oldest first (GET /api/v1/watches/{id}/matches): each listing as this account reads it now. Ask with `next_cursor` while `has_more` is true; keep the last non-null `next_cursor` (the last page has one too) to ask later for only newer matches.",
     inputSchema: inputSchemaOf(Schema.Struct({
       id: WatchIdInput,
       cursor: Schema.optionalKey(Schema.String.annotate({ description: "`next_cursor` of the previous page" })),

@@ -64,8 +64,10 @@ export type MatchView = typeof MatchView.Type
 
 export const MatchPage = Schema.Struct({
   data: Schema.Array(MatchView),
-  next_cursor: Schema.NullOr(Schema.String),
-  has_more: Schema.Boolean
+  next_cursor: Schema.NullOr(Schema.String).annotate({
+    description: "Continues after this page's last match, on the last page too: keep it to ask later for only newer matches. Null when the page is empty (keep the cursor you sent)"
+  }),
+  has_more: Schema.Boolean.annotate({ description: "Whether more matches are waiting now: ask again with `next_cursor` at once" })
 }).annotate({ identifier: "WatchMatchPage" })
 export type MatchPage = typeof MatchPage.Type
 
