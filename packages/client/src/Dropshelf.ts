@@ -26,6 +26,7 @@ export type Watch = WatchView.WatchView
 export type CreatedWatch = WatchView.CreatedWatchView
 export type WatchList = WatchView.WatchList
 export type WatchMatchPage = WatchView.MatchPage
+export type WatchMatch = WatchView.MatchView
 export type WatchDeliveryAttempts = WatchView.AttemptList
 export type RotatedWatchSecret = WatchView.RotatedSecretView
 export type WatchResend = WatchView.ResendView
@@ -58,6 +59,16 @@ export interface SinceFeed extends AsyncIterable<Listing | Tombstone> {
    * `since` on the next run (the feed's rule 1).
    */
   readonly syncedAt: string | undefined
+}
+
+/** A watch's matches after a cursor, oldest first, and the cursor to keep for the next pull. */
+export interface MatchFeed extends AsyncIterable<WatchMatch> {
+  /**
+   * Where the next pull starts: once the iteration has ended, the last page's `next_cursor`
+   * (the cursor passed, while no match has arrived). Store it and pass it to
+   * `watches.newMatches` next time for only the matches recorded since.
+   */
+  readonly cursor: string | undefined
 }
 
 /** A bulk snapshot: every listing the key can read, then the watermark to continue with the since feed. */
@@ -130,6 +141,11 @@ export class Dropshelf {
      * the last page has a `next_cursor` too, and a later call with it returns only newer ones.
      */
     readonly matches: (id: string, page?: { readonly cursor?: string; readonly limit?: number }, options?: CallOptions) => Promise<WatchMatchPage>
+    /**
+     * Every match recorded after `cursor` (all of them without one), oldest first, page after
+     * page while `has_more`; then `cursor` to keep for the next pull.
+     */
+    readonly newMatches: (id: string, cursor?: string, options?: CallOptions) => MatchFeed
     /** The latest 100 webhook delivery attempts, newest first. */
     readonly deliveries: (id: string, options?: CallOptions) => Promise<WatchDeliveryAttempts>
     /** One more delivery of an event (a match's `id`), with the same `webhook-id`. */
@@ -167,6 +183,7 @@ export class Dropshelf {
       delete: (id, options) => this.#run((client) => Effect.asVoid(client.watches.delete({ params: { id } })), options),
       rotateSecret: (id, options) => this.#run((client) => client.watches.rotateSecret({ params: { id } }), options),
       matches: (id, page, options) => this.#run((client) => client.watches.matches({ params: { id }, query: page ?? {} }), options),
+      newMatches: (id, cursor, options) => this.#newMatches(id, cursor, options),
       deliveries: (id, options) => this.#run((client) => client.watches.deliveries({ params: { id } }), options),
       retry: (id, eventId, options) => this.#run((client) => client.watches.retry({ params: { id, event: eventId } }), options)
     }
@@ -242,6 +259,27 @@ export class Dropshelf {
           else yield line
         }
         if (syncedAt === undefined) throw new DropshelfTransportError("response", "the snapshot ended without its synced_at line; start again")
+      }
+    }
+  }
+
+  #newMatches(id: string, after: string | undefined, options: CallOptions | undefined): MatchFeed {
+    // The largest page the endpoint serves: fewest requests for a backlog.
+    const page = (cursor: string | undefined) =>
+      this.#run((client) => client.watches.matches({ params: { id }, query: { limit: 250, ...(cursor === undefined ? {} : { cursor }) } }), options)
+    let cursor = after
+    return {
+      get cursor() {
+        return cursor
+      },
+      async *[Symbol.asyncIterator]() {
+        while (true) {
+          const answer = await page(cursor)
+          // An empty page answers null: the cursor sent still stands.
+          if (answer.next_cursor !== null) cursor = answer.next_cursor
+          yield* answer.data
+          if (!answer.has_more) return
+        }
       }
     }
   }

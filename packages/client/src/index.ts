@@ -18,6 +18,7 @@ export {
   type HoldResponse,
   type Listing,
   type ListingPage,
+  type MatchFeed,
   type Me,
   type RevealedListing,
   type RotatedWatchSecret,
@@ -28,6 +29,7 @@ export {
   type WatchChange,
   type WatchDeliveryAttempts,
   type WatchList,
+  type WatchMatch,
   type WatchMatchPage,
   type WatchResend,
   type WriteOptions

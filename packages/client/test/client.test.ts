@@ -7,12 +7,15 @@ import { Effect, Stream } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ApiErrors } from "@dropshelf/api"
-import { ListQuery, Operators } from "@dropshelf/core"
+import { ListQuery, Operators, Watches } from "@dropshelf/core"
 import { Dropshelf, DropshelfClient, DropshelfError, Idempotency, type Listing, type Tombstone } from "@dropshelf/client"
 import { adapters, cleanupPgliteDirs } from "../../../apps/server/test/adapters.ts"
 import { account, addListings, listing, newId, type Running, start } from "../../../apps/server/test/harness.ts"
 
 const DAY = 86_400_000
+
+/** Matching rounds until none is due: the test's server runs no watch worker. */
+const drainWatches = Watches.Watches.use(Watches.Watches.drain)
 
 /** A fetch that records the method, path and idempotency key of what it sends, and the JSON it gets back. */
 const recordingFetch = () => {
@@ -248,6 +251,37 @@ for (const adapter of adapters) {
       expect(await watches.delete(created.id)).toBeUndefined()
       expect(await refusalOf(watches.get(created.id))).toMatchObject({ status: 404, code: "not_found" })
       expect((await watches.list()).data).toEqual([])
+    })
+
+    it("pulls a watch's new matches page after page, and a kept cursor later gives only the newer ones", async () => {
+      const key = await account(server, "business", "client-matches")
+      const recorded = recordingFetch()
+      const watches = client(key.secret, recorded.fetch).watches
+      const watchCategory = `match${Math.random().toString(36).slice(2, 8)}`
+      const watch = await watches.create({ name: "category", query: { category: [watchCategory] } })
+      const rows = Array.from({ length: 3 }, (_, i) => listing({ domain: `client-match-${i}-${watchCategory}.com`, category: watchCategory }))
+      await addListings(server, rows)
+      await server.run(drainWatches)
+
+      const first = watches.newMatches(watch.id)
+      expect(first.cursor).toBeUndefined()
+      const seen: Array<string | undefined> = []
+      for await (const match of first) seen.push(match.listing?.id)
+      expect(seen.sort()).toEqual(rows.map((row) => row.id).sort())
+      expect(first.cursor).toEqual(expect.any(String))
+
+      const nothingYet = watches.newMatches(watch.id, first.cursor)
+      for await (const match of nothingYet) expect.unreachable(`no match was recorded since: ${match.id}`)
+      expect(nothingYet.cursor).toBe(first.cursor)
+
+      const later = listing({ domain: `client-match-later-${watchCategory}.com`, category: watchCategory })
+      await addListings(server, [later])
+      await server.run(drainWatches)
+      const since = watches.newMatches(watch.id, nothingYet.cursor)
+      const newer: Array<string | undefined> = []
+      for await (const match of since) newer.push(match.listing?.id)
+      expect(newer).toEqual([later.id])
+      expect(since.cursor).not.toBe(first.cursor)
     })
   })
 }
