@@ -8,6 +8,9 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll } from "vitest"
 import { copyPgliteTemplate } from "../../../scripts/PgliteTemplate.ts"
+import { freePort, SERVING_LINE } from "../../server/test/processes.ts"
+
+export { freePort }
 
 /*
  * The CLI as an operator's script sees it: a child process, its stdout, stderr and exit code,
@@ -232,31 +235,16 @@ export const childrenOf = (pid: number): Array<number> =>
     }
   })
 
-/** The line `serve` writes once it listens, with the port it bound. */
-const SERVING = /serving .* on http:\/\/127\.0\.0\.1:(\d+)/
-
 /**
  * `dropshelf serve` on a port the system picks (`--port 0`), once it listens, with that port: a
  * port found free beforehand can be taken by another process before the server binds it.
  */
 export const serve = async (options: RunOptions = {}): Promise<{ readonly server: Running; readonly port: number; readonly base: string }> => {
   const server = start(["serve", "--port", "0"], options)
-  const port = Number((await server.waitFor(SERVING))[1])
+  const port = Number((await server.waitFor(SERVING_LINE))[1])
   return { server, port, base: `http://127.0.0.1:${port}` }
 }
 
-/** A free TCP port on the loopback interface. */
-export const freePort = async (): Promise<number> => {
-  const { createServer } = await import("node:net")
-  return new Promise((resolvePort, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolvePort(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-}
 
 /** A failure as the contract wants it: non-zero, nothing on stdout, exactly one line on stderr. */
 export const expectOneLineFailure = (outcome: Outcome, code: number, pattern: RegExp) => {

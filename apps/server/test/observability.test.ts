@@ -6,7 +6,6 @@
  */
 import { ConfigProvider, Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
-import { createServer } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AvailabilityCheck, Cursor, Directory, Operators } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
@@ -14,17 +13,10 @@ import { Health, Server, Telemetry } from "@dropshelf/server"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
 import { account, addListings, call, listing, type Running, watchesLayer } from "./harness.ts"
 import { type OtlpSpan, receiver } from "./otlp.ts"
+import { freePort } from "./processes.ts"
 import { parsePrometheus, sum } from "./prometheus.ts"
 
 const pglite = adapters.find((adapter) => adapter.name === "sql-pglite")!
-
-const freePort = async () => {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve))
-  const address = probe.address()
-  await new Promise<void>((resolve) => probe.close(() => resolve()))
-  return typeof address === "object" && address !== null ? address.port : 0
-}
 
 const attribute = (span: OtlpSpan, key: string) => {
   const value = span.attributes.find((found) => found.key === key)?.value

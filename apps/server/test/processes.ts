@@ -36,6 +36,10 @@ export const cli = (args: ReadonlyArray<string>, env: Record<string, string>): P
       code === 0 ? resolveRun(JSON.parse(stdout)) : reject(new Error(`dropshelf ${args.join(" ")} exited ${code}: ${stderr}`)))
   })
 
+/** The line `dropshelf serve` writes once it listens, with the port it bound. */
+export const SERVING_LINE = /dropshelf: serving .* on http:\/\/127\.0\.0\.1:(\d+)/
+
+/** A free TCP port on the loopback interface. */
 export const freePort = (): Promise<number> =>
   new Promise((resolvePort, reject) => {
     const server = createServer()
@@ -70,7 +74,7 @@ export const serve = async (env: Record<string, string>, port = 0): Promise<Inst
   const exited = new Promise<void>((resolveExit) => child.on("close", () => resolveExit()))
   const deadline = Date.now() + 60_000
   let serving: RegExpMatchArray | null
-  while ((serving = /dropshelf: serving .* on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)) === null) {
+  while ((serving = SERVING_LINE.exec(output)) === null) {
     if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}: ${output}`)
     if (Date.now() > deadline) throw new Error(`serve did not start: ${output}`)
     await new Promise((wake) => setTimeout(wake, 100))
