@@ -388,6 +388,20 @@ const tldLatest = statements(
       age_years, citability_score, source, availability_checked_at) WHERE status = 'active'`
 )
 
+/*
+ * 0014: a hold nobody ends runs out by the clock and keeps its null outcome, so holds_running
+ * also held every hold that ever expired, and a look-up read (and fetched from the table) each
+ * of a listing's past holds to find the one still running. Keyed by its end instead, the index
+ * leads a look-up to the holds running at that instant only: its cost follows the running
+ * holds, not the history (figures in docs/decisions/0509-read-paths.md).
+ */
+const runningHoldsByEnd = statements(
+  // Built before the old one is dropped: the drop locks holds against reads until the commit.
+  `CREATE INDEX holds_running_by_end ON holds (listing_id, expires_at DESC) WHERE outcome IS NULL`,
+  `DROP INDEX holds_running`,
+  `ALTER INDEX holds_running_by_end RENAME TO holds_running`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -400,7 +414,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0010_read_indexes": readIndexes,
   "0011_search_statistics": searchStatistics,
   "0012_running_holds": runningHolds,
-  "0013_tld_latest": tldLatest
+  "0013_tld_latest": tldLatest,
+  "0014_running_holds_by_end": runningHoldsByEnd
 }
 
 const run = Migrator.make({})

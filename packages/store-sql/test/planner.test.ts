@@ -224,6 +224,45 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
     }).pipe(onOneConnection))
 
   /*
+   * A hold nobody ends runs out with its outcome still null, so a listing held often keeps
+   * many past holds in holds_running. The look-up starts at the instant it asks about and
+   * reads the running holds only, not each past one. One connection, so that the index
+   * statistics its statements leave can be flushed and read.
+   */
+  it.effect("a listing's expired holds are not read to find its running one, on a page or a single read", () =>
+    Effect.gen(function*() {
+      const store = yield* ListingStore.ListingStore
+      const sql = yield* SqlClient.SqlClient
+      const id = listingId("E")
+      yield* store.upsert(Array.from({ length: 30 }, (_, n) => Fixtures.listingInput(id(n))))
+      // Every listing held and run out 20 times before, as were 10 000 others; every tenth held now.
+      yield* sql`INSERT INTO holds (id, listing_id, account_id, held_at, expires_at)
+        SELECT 'past' || n || '-' || k, 'E' || lpad(n::text, 7, '0'), 'acct',
+          now() - k * interval '2 days' - interval '1 day', now() - k * interval '2 days'
+        FROM generate_series(0, 29) AS n, generate_series(1, 20) AS k`
+      yield* sql`INSERT INTO holds (id, listing_id, account_id, held_at, expires_at)
+        SELECT 'other' || n, 'O' || lpad(n::text, 7, '0'), 'acct', now() - interval '3 days', now() - interval '2 days'
+        FROM generate_series(1, 10000) AS n`
+      yield* sql`INSERT INTO holds (id, listing_id, account_id, held_at, expires_at)
+        SELECT 'now' || n, 'E' || lpad(n::text, 7, '0'), 'acct', now() - interval '1 hour', now() + interval '1 day'
+        FROM generate_series(0, 29, 10) AS n`
+      yield* sql`ANALYZE holds`
+      // Rows of holds read, through any index or by a scan of the table.
+      const rowsRead = sql<{ read: number }>`SELECT (coalesce(idx_tup_fetch, 0) + seq_tup_read)::int AS read
+        FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'holds'`.pipe(Effect.map((rows) => rows[0]!.read))
+      yield* sql`SELECT pg_stat_force_next_flush()`
+      const before = yield* rowsRead
+      const page = yield* store.page(firstPageNow(30, {}))
+      assert.deepStrictEqual([...page.running.keys()].sort(), [id(0), id(10), id(20)])
+      const found = yield* store.findForReader(id(10), { at: Date.now(), revealsOf: undefined })
+      assert.strictEqual(found?.running?.id, "now10")
+      assert.strictEqual(yield* store.findForReader(id(11), { at: Date.now(), revealsOf: undefined }).pipe(Effect.map((one) => one?.running)), undefined)
+      yield* sql`SELECT pg_stat_force_next_flush()`
+      // The three running holds and the single read's one; the 620 past holds of these listings would be 620 more.
+      assert.isAtMost((yield* rowsRead) - before, 10)
+    }).pipe(onOneConnection))
+
+  /*
    * A page of one TLD in the newest-first order walks that TLD's part of listings_tld_latest,
    * index-only, instead of testing every newer row of every TLD in listings_latest. One
    * connection, whose prepared statements the check lists.
