@@ -255,8 +255,7 @@ for (const adapter of adapters) {
 
     it("pulls a watch's new matches page after page, and a kept cursor later gives only the newer ones", async () => {
       const key = await account(server, "business", "client-matches")
-      const recorded = recordingFetch()
-      const watches = client(key.secret, recorded.fetch).watches
+      const watches = client(key.secret).watches
       const watchCategory = `match${Math.random().toString(36).slice(2, 8)}`
       const watch = await watches.create({ name: "category", query: { category: [watchCategory] } })
       const rows = Array.from({ length: 3 }, (_, i) => listing({ domain: `client-match-${i}-${watchCategory}.com`, category: watchCategory }))
