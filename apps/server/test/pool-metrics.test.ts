@@ -243,7 +243,7 @@ describe.skipIf(databaseUrl === undefined)(
       withSql((sql) => sql<{ application_name: string }>`SELECT application_name FROM pg_stat_activity WHERE datname = current_database()`)
         .then((rows) => rows.map((row) => row.application_name))
 
-    it("the used count rises by the requests waiting on a lock, and falls back once they are answered; the max is the pool's size", async () => {
+    it("the used count rises with the requests waiting on a lock, a connection for every few pipelined, and falls back once they are answered; the max is the pool's size", async () => {
       const env = { DATABASE_URL: database!.url, DROPSHELF_WATCH_WORKER: "false" }
       const created = await cli(["accounts", "create", "--name", "pooled", "--plan", "pro"], env)
       const { key } = await cli(["keys", "create", created.id, "--name", "pooled-key"], env)
@@ -278,8 +278,10 @@ describe.skipIf(databaseUrl === undefined)(
       )
       try {
         await admin!.runPromise(Deferred.await(locked))
-        // Three different pages, so no two requests share one read.
-        const answers = [2, 3, 4].map((limit) =>
+        // Different pages, so no two requests share one read: enough to fill three connections'
+        // pipelines, each waiting behind its first statement.
+        const limits = Array.from({ length: 3 * StoreSql.STATEMENTS_PER_CONNECTION }, (_, n) => n + 2)
+        const answers = limits.map((limit) =>
           fetch(`${exporting.base}/api/v1/domains?limit=${limit}`, { headers: { authorization: `Bearer ${key}` } }).then((response) => response.status)
         )
         const blocked = await scrapeUntil(metricsPort, (figures) => figures.used >= rest.used + 3)
@@ -288,7 +290,7 @@ describe.skipIf(databaseUrl === undefined)(
 
         admin!.runSync(Deferred.succeed(release, undefined))
         await lock
-        expect(await Promise.all(answers)).toEqual([200, 200, 200])
+        expect(await Promise.all(answers)).toEqual(limits.map(() => 200))
       } finally {
         admin!.runSync(Deferred.succeed(release, undefined))
       }

@@ -274,6 +274,14 @@ export const layerPgliteClient = (
 export const DEFAULT_MAX_CONNECTIONS = 10
 
 /**
+ * Statements pipelined on one pooled connection at most; the pool opens another connection
+ * once each it has carries this many. Fewer than the library's 32: a statement waits behind
+ * those before it on its connection, and more connections let a larger server run them in
+ * parallel (docs/decisions/0510-pipelined-statements.md).
+ */
+export const STATEMENTS_PER_CONNECTION = 8
+
+/**
  * The server deployment's pool to PostgreSQL 15+, checked on open, as both `PgClient` (which
  * the key-change listener needs) and `SqlClient` (which the stores use), and its metrics. Its
  * connections carry an `application_name` no other pool shares (`dropshelf <token> <pid>@<host>`),
@@ -292,7 +300,12 @@ export const layerPgClient = (
         // Short statements: JIT compiling one (it triggers on a high estimate, as for a rare
         // search term) costs milliseconds more than it could ever save here.
         startupParameters: { jit: "off" },
-        maxConnections
+        maxConnections,
+        // Statements of concurrent requests are pipelined on a connection, written together and
+        // answered by one backend in one wake-up (docs/decisions/0510-pipelined-statements.md).
+        // Transactions, the snapshot's cursor and the listener still take a connection alone.
+        multiplex: true,
+        multiplexConcurrency: STATEMENTS_PER_CONNECTION
       })
       yield* client`SELECT 1`
       return client

@@ -107,7 +107,10 @@ export const serverClientIn = (databaseUrl: string, schema: string, maxConnectio
     const client = yield* PgClient.make({
       url: Redacted.make(databaseUrl),
       maxConnections,
-      startupParameters: { search_path: `${schema}, public` }
+      startupParameters: { search_path: `${schema}, public` },
+      // Pipelined as the served pool is (StoreSql.layerPgClient), so the stores are tested as they run.
+      multiplex: true,
+      multiplexConcurrency: StoreSql.STATEMENTS_PER_CONNECTION
     })
     yield* client.unsafe(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
     return client as SqlClient.SqlClient
