@@ -3,7 +3,7 @@ import { Digest } from "effect/crypto"
 import { digestOf, formatOf, hasValidChecksum, isLiveAt, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
 import * as DirectoryMetrics from "./DirectoryMetrics.ts"
-import { isNameDisclosed } from "./domain/Disclosure.ts"
+import { holdStateOf, readerViewOf } from "./domain/Disclosure.ts"
 import {
   type EndError,
   type ExtendError,
@@ -45,7 +45,6 @@ import {
 } from "./domain/Idempotency.ts"
 import { type AccountId, isListingId } from "./domain/Ids.ts"
 import {
-  type HoldState,
   isTombstone,
   type ListingRecord,
   type ListingView,
@@ -306,9 +305,6 @@ export class Directory extends Context.Service<Directory, {
         return found
       })
 
-      const holdStateFor = (caller: Caller, hold: HoldRecord | undefined): HoldState =>
-        hold === undefined ? "none" : hold.accountId === caller.accountId ? "mine" : "other"
-
       /** What `caller` is told of each row, given the holds running on them and the rows it revealed. */
       const readerRowsFor = (
         caller: Caller,
@@ -316,20 +312,21 @@ export class Directory extends Context.Service<Directory, {
         running: ReadonlyMap<string, HoldRecord>,
         revealed: ReadonlySet<string>
       ): Array<ReaderRow> =>
-        rows.map((row): ReaderRow => {
-          if (isTombstone(row.status)) return { _tag: "Tombstone", listing: row }
-          const hold = running.get(row.id)
-          const holdState = holdStateFor(caller, hold)
-          return {
-            _tag: "Listing",
-            listing: row,
-            reader: {
-              disclosed: isNameDisclosed({ plan: caller.plan, tier: row.tier, holdState, revealed: revealed.has(row.id) }),
-              holdState,
-              holdExpiresAt: hold?.expiresAt ?? null
+        rows.map((row): ReaderRow =>
+          isTombstone(row.status)
+            ? { _tag: "Tombstone", listing: row }
+            : {
+              _tag: "Listing",
+              listing: row,
+              reader: readerViewOf({
+                plan: caller.plan,
+                accountId: caller.accountId,
+                tier: row.tier,
+                hold: running.get(row.id),
+                revealed: revealed.has(row.id)
+              })
             }
-          }
-        })
+        )
 
       const positionAfter = (row: ListingRecord, order: "id" | "latest"): CursorPosition =>
         order === "id" ? { order, id: row.id } : { order, discoveredAt: row.discoveredAt, id: row.id }
@@ -435,11 +432,14 @@ export class Directory extends Context.Service<Directory, {
       const getRecord = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
         const found = yield* findReadable(caller, id, now, caller.plan.revealsPerMonth === null ? undefined : caller.accountId)
-        const { listing } = found
-        const running = new Map(found.running === undefined ? [] : [[listing.id, found.running]])
-        const revealed = new Set(found.revealed && listing.tier !== "open" ? [listing.id] : [])
-        const [row] = readerRowsFor(caller, [listing], running, revealed)
-        return row as ReaderRow & { readonly _tag: "Listing" }
+        const reader = readerViewOf({
+          plan: caller.plan,
+          accountId: caller.accountId,
+          tier: found.listing.tier,
+          hold: found.running,
+          revealed: found.revealed
+        })
+        return { _tag: "Listing", listing: found.listing, reader } as const satisfies ReaderRow
       }, useCase("Directory.getRecord"))
 
       const get = (caller: Caller, id: string) => Effect.map(getRecord(caller, id), (row) => toListingView(row.listing, row.reader))
@@ -451,7 +451,7 @@ export class Directory extends Context.Service<Directory, {
         // The entry itself (its first instant) only for a repeat: a first reveal reads nothing more.
         const existing = found.revealed ? yield* reveals.find(caller.accountId, listing.id) : undefined
         const running = found.running
-        const holdState = holdStateFor(caller, running)
+        const holdState = holdStateOf(caller.accountId, running)
         let plan = yield* Effect.fromResult(planReveal({
           plan: caller.plan,
           tier: listing.tier,
@@ -491,11 +491,10 @@ export class Directory extends Context.Service<Directory, {
           revealedAt = outcome._tag === "AllowanceSpent" ? (yield* repeatOfConcurrent).revealedAt : outcome.entry.revealedAt
         }
         yield* Metric.update(first ? DirectoryMetrics.firstReveals : DirectoryMetrics.repeatReveals, 1)
-        const view = toListingView(listing, {
-          disclosed: isNameDisclosed({ plan: caller.plan, tier: listing.tier, holdState, revealed: true }),
-          holdState,
-          holdExpiresAt: running?.expiresAt ?? null
-        })
+        const view = toListingView(
+          listing,
+          readerViewOf({ plan: caller.plan, accountId: caller.accountId, tier: listing.tier, hold: running, revealed: true })
+        )
         return { ...view, revealed_at: toIso(revealedAt) } satisfies RevealedListingView
       }, useCase("Directory.reveal"))
 

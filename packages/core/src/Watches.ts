@@ -3,7 +3,7 @@ import { Mac, SecureRandom } from "effect/crypto"
 import { Base64Url } from "effect/encoding"
 import type { Caller } from "./Directory.ts"
 import * as DirectoryMetrics from "./DirectoryMetrics.ts"
-import { isNameDisclosed } from "./domain/Disclosure.ts"
+import { readerViewOf } from "./domain/Disclosure.ts"
 import { DeliveryNotFound, InvalidRequest, type WatchLimitReached, WatchNotFound } from "./domain/errors.ts"
 import { isListingId } from "./domain/Ids.ts"
 import { type ListingView, toListingView } from "./domain/Listing.ts"
@@ -312,15 +312,12 @@ export class Watches extends Context.Service<Watches, {
         if (!isListingId(listingId)) return null
         const found = yield* listings.findForReader(listingId, { at: now, revealsOf: plan.revealsPerMonth === null ? undefined : accountId })
         if (found === undefined) return null
-        const { listing, running: hold } = found
+        const { listing } = found
         if (listing.status !== "active" || listing.discoveredAt > now - plan.accessDelayMs) return null
-        const holdState = hold === undefined ? "none" : hold.accountId === accountId ? "mine" : "other"
-        const revealed = found.revealed && listing.tier !== "open"
-        return toListingView(listing, {
-          disclosed: isNameDisclosed({ plan, tier: listing.tier, holdState, revealed }),
-          holdState,
-          holdExpiresAt: hold?.expiresAt ?? null
-        }) satisfies ListingView
+        return toListingView(
+          listing,
+          readerViewOf({ plan, accountId, tier: listing.tier, hold: found.running, revealed: found.revealed })
+        ) satisfies ListingView
       })
 
       const matchView = (accountId: string, plan: PlanLimits, match: Pick<MatchRecord, "id" | "listingId" | "matchedAt">, now: Instant) =>

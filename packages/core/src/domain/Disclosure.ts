@@ -1,5 +1,6 @@
-import type { HoldState, Tier } from "./Listing.ts"
+import type { HoldState, ReaderView, Tier } from "./Listing.ts"
 import type { PlanLimits } from "./Plan.ts"
+import type { Instant } from "./Time.ts"
 
 export interface DisclosureInput {
   readonly plan: PlanLimits
@@ -20,4 +21,27 @@ export const isNameDisclosed = ({ holdState, plan, revealed, tier }: DisclosureI
   if (tier === "open") return true
   if (plan.revealsPerMonth === null) return true
   return revealed
+}
+
+/** A listing's running hold as an account sees it: none, its own, or another account's. */
+export const holdStateOf = (accountId: string, hold: { readonly accountId: string } | undefined): HoldState =>
+  hold === undefined ? "none" : hold.accountId === accountId ? "mine" : "other"
+
+/**
+ * What an account on `plan` is told of a listing's name and hold, given the hold running on it
+ * and whether the account revealed it: the reader-dependent part of every published row.
+ */
+export const readerViewOf = (input: {
+  readonly plan: PlanLimits
+  readonly accountId: string
+  readonly tier: Tier
+  readonly hold: { readonly accountId: string; readonly expiresAt: Instant } | undefined
+  readonly revealed: boolean
+}): ReaderView => {
+  const holdState = holdStateOf(input.accountId, input.hold)
+  return {
+    disclosed: isNameDisclosed({ plan: input.plan, tier: input.tier, holdState, revealed: input.revealed }),
+    holdState,
+    holdExpiresAt: input.hold?.expiresAt ?? null
+  }
 }
