@@ -282,6 +282,13 @@ export const DEFAULT_MAX_CONNECTIONS = 10
 export const STATEMENTS_PER_CONNECTION = 8
 
 /**
+ * The pool's pipelining: statements of concurrent requests written together on a connection
+ * and answered by one backend in one wake-up. Transactions, the snapshot's cursor and the
+ * listener still take a connection alone.
+ */
+export const PIPELINING = { multiplex: true, multiplexConcurrency: STATEMENTS_PER_CONNECTION } as const
+
+/**
  * The server deployment's pool to PostgreSQL 15+, checked on open, as both `PgClient` (which
  * the key-change listener needs) and `SqlClient` (which the stores use), and its metrics. Its
  * connections carry an `application_name` no other pool shares (`dropshelf <token> <pid>@<host>`),
@@ -301,11 +308,7 @@ export const layerPgClient = (
         // search term) costs milliseconds more than it could ever save here.
         startupParameters: { jit: "off" },
         maxConnections,
-        // Statements of concurrent requests are pipelined on a connection, written together and
-        // answered by one backend in one wake-up (docs/decisions/0510-pipelined-statements.md).
-        // Transactions, the snapshot's cursor and the listener still take a connection alone.
-        multiplex: true,
-        multiplexConcurrency: STATEMENTS_PER_CONNECTION
+        ...PIPELINING
       })
       yield* client`SELECT 1`
       return client
