@@ -11,7 +11,7 @@
  * Environment: DATABASE_URL (the server, as for `npm run bench`), BENCH_REVEALS (400),
  * BENCH_DATABASE (dropshelf_bench_1000000), BENCH_FROM (`bundle` or `sources`), BENCH_BUNDLE.
  */
-import { psql } from "./postgres.ts"
+import { commitsIn, psql } from "./postgres.ts"
 import { keyFor, startServer, stop } from "./server.ts"
 
 const REVEALS = Number(process.env.BENCH_REVEALS ?? 400)
@@ -27,7 +27,7 @@ const ids = psql(
   DATABASE
 ).split("\n")
 
-const commits = () => Number(psql(`SELECT xact_commit FROM pg_stat_database WHERE datname = '${DATABASE}'`))
+const commits = () => commitsIn(DATABASE)
 
 const key = keyFor(DATABASE, "pro")
 // No watch worker: its rounds would be counted as transactions of the reveals.

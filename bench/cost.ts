@@ -26,7 +26,7 @@
  */
 import type { Walk } from "./load.ts"
 import { idsAcross, MIXED_IDS, mixedWalks } from "./mixed.ts"
-import { psql } from "./postgres.ts"
+import { commitsIn, psql } from "./postgres.ts"
 import { pidsOf, runQueueWaitOf, ticksOf } from "./proc.ts"
 import { keyFor, load, loadWalks, startServer, stop } from "./server.ts"
 
@@ -42,8 +42,7 @@ const postgresPids = () =>
   psql(`SELECT pid FROM pg_stat_activity WHERE datname = '${DATABASE}' OR datname IS NULL`).split("\n").filter((pid) => pid.length > 0)
 const postgresTicks = (pids: ReadonlyArray<string>) => pids.reduce((total, pid) => total + ticksOf(pid), 0)
 
-/** Transactions committed in the bench database: a statement outside a transaction is one. */
-const commits = () => Number(psql(`SELECT xact_commit FROM pg_stat_database WHERE datname = '${DATABASE}'`))
+const commits = () => commitsIn(DATABASE)
 
 const walksFor = (path: string): ReadonlyArray<Walk> | undefined => {
   if (path === "mixed") return mixedWalks(idsAcross(DATABASE, MIXED_IDS))

@@ -13,4 +13,11 @@ export const databaseUrl = (name: string) => {
 export const psql = (sql: string, database = "postgres") =>
   execFileSync("psql", [databaseUrl(database), "-Atqc", sql], { encoding: "utf8" }).trim()
 
+/**
+ * Transactions the database has committed (a statement outside a transaction is one): the
+ * difference over a run counts its round trips.
+ */
+export const commitsIn = (database: string) =>
+  Number(psql(`SELECT xact_commit FROM pg_stat_database WHERE datname = '${database}'`))
+
 export const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9
