@@ -13,6 +13,7 @@
  */
 import { commitsIn, psql } from "./postgres.ts"
 import { keyFor, startServer, stop } from "./server.ts"
+import { percentileOf } from "./stats.ts"
 
 const REVEALS = Number(process.env.BENCH_REVEALS ?? 400)
 const DATABASE = process.env.BENCH_DATABASE ?? "dropshelf_bench_1000000"
@@ -55,7 +56,7 @@ const phase = async (kinds: ReadonlyArray<string>, requests: (id: string) => Asy
   const transactions = ((commits() - before) / ids.length).toFixed(2)
   kinds.forEach((kind, index) => {
     const sorted = latencies[index]!.sort((a, b) => a - b)
-    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(2)
+    const at = (q: number) => percentileOf(sorted, q).toFixed(2)
     console.log(`| ${kind} | ${sorted.length} | ${at(0.5)} ms | ${at(0.9)} ms | ${index === 0 ? transactions : "(above)"} |`)
   })
 }

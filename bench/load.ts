@@ -9,6 +9,7 @@
  */
 import autocannon from "autocannon"
 import { readFileSync } from "node:fs"
+import { percentileOf } from "./stats.ts"
 
 export interface Walk {
   /** The first page's path (or a single read's). */
@@ -143,11 +144,10 @@ instance.on("response", (client, statusCode, _bytes, milliseconds) => {
 const result = await instance
 
 /** Nearest-rank percentile of sorted `values`, to a hundredth of a millisecond. */
-const percentileOf = (values: ReadonlyArray<number>, p: number) =>
-  values.length === 0 ? 0 : Math.round(values[Math.max(0, Math.ceil(p * values.length) - 1)]! * 100) / 100
+const hundredthsOf = (values: ReadonlyArray<number>, p: number) => Math.round(percentileOf(values, p) * 100) / 100
 for (const values of [latencies, latenciesOf.pages, latenciesOf.reads]) values.sort((a, b) => a - b)
-const percentile = (p: number) => percentileOf(latencies, p)
-const summaryOf = (values: ReadonlyArray<number>) => ({ count: values.length, p50: percentileOf(values, 0.5), p99: percentileOf(values, 0.99) })
+const percentile = (p: number) => hundredthsOf(latencies, p)
+const summaryOf = (values: ReadonlyArray<number>) => ({ count: values.length, p50: hundredthsOf(values, 0.5), p99: hundredthsOf(values, 0.99) })
 const kinds = config.walks === undefined ? undefined : { pages: summaryOf(latenciesOf.pages), reads: summaryOf(latenciesOf.reads) }
 
 console.log(JSON.stringify({

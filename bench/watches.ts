@@ -24,6 +24,7 @@ import { Server, WebhookDelivery } from "@dropshelf/server"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { StoreSql } from "../packages/store-sql/src/index.ts"
 import { databaseUrl, psql } from "./postgres.ts"
+import { percentileOf } from "./stats.ts"
 
 const WATCHES = Number(process.env.BENCH_WATCHES ?? 10_000)
 const LISTINGS = Number(process.env.BENCH_LISTINGS ?? 5_000)
@@ -188,8 +189,9 @@ for (let i = 0; i < DELIVERIES; i++) {
 const deadline = Date.now() + 30_000
 while (latencies.length < DELIVERIES && Date.now() < deadline) await new Promise((wake) => setTimeout(wake, 100))
 latencies.sort((a, b) => a - b)
-const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!
-console.log(`delivery: ${latencies.length}/${DELIVERIES} delivered, import to receiver p50 ${pct(50).toFixed(0)} ms, p99 ${pct(99).toFixed(0)} ms (poll ${settings.pollMs} ms)`)
+console.log(`delivery: ${latencies.length}/${DELIVERIES} delivered, import to receiver p50 ${percentileOf(latencies, 0.5).toFixed(0)} ms, p99 ${
+  percentileOf(latencies, 0.99).toFixed(0)
+} ms (poll ${settings.pollMs} ms)`)
 
 // ---------------------------------------------------------------------------------------------
 // 3. Reading the matches: the hook watch's page of every match, each listing as the account reads it now
@@ -204,7 +206,7 @@ for (let i = 0; i < MATCH_READS; i++) {
   shown = page.data.length
 }
 pageMs.sort((a, b) => a - b)
-console.log(`matches: a page of ${shown} matches, p50 ${pageMs[Math.floor(pageMs.length / 2)]!.toFixed(1)} ms over ${MATCH_READS} reads`)
+console.log(`matches: a page of ${shown} matches, p50 ${percentileOf(pageMs, 0.5).toFixed(1)} ms over ${MATCH_READS} reads`)
 
 await serving.dispose()
 await runtime.dispose()
