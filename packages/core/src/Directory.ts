@@ -3,7 +3,7 @@ import { Digest } from "effect/crypto"
 import { digestOf, formatOf, hasValidChecksum, isLiveAt, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
 import * as DirectoryMetrics from "./DirectoryMetrics.ts"
-import { holdStateOf, readerViewOf } from "./domain/Disclosure.ts"
+import { holdStateOf, isReadableAt, readerViewOf } from "./domain/Disclosure.ts"
 import {
   type EndError,
   type ExtendError,
@@ -291,9 +291,6 @@ export class Directory extends Context.Service<Directory, {
         } satisfies MeView
       }, useCase("Directory.me"))
 
-      const isVisible = (caller: Caller, listing: ListingRecord, now: Instant) =>
-        listing.status === "active" && listing.discoveredAt <= now - caller.plan.accessDelayMs
-
       /**
        * A listing `caller` may read, with its running hold and whether `revealsOf` revealed it,
        * in one look-up (a single read's): no page machinery.
@@ -301,7 +298,7 @@ export class Directory extends Context.Service<Directory, {
       const findReadable = Effect.fnUntraced(function*(caller: Caller, id: string, now: Instant, revealsOf: string | undefined) {
         if (!isListingId(id)) return yield* new ListingNotFound({ listingId: id })
         const found = yield* listings.findForReader(id, { at: now, revealsOf })
-        if (found === undefined || !isVisible(caller, found.listing, now)) return yield* new ListingNotFound({ listingId: id })
+        if (found === undefined || !isReadableAt(found.listing, caller.plan, now)) return yield* new ListingNotFound({ listingId: id })
         return found
       })
 

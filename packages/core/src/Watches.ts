@@ -3,7 +3,7 @@ import { Mac, SecureRandom } from "effect/crypto"
 import { Base64Url } from "effect/encoding"
 import type { Caller } from "./Directory.ts"
 import * as DirectoryMetrics from "./DirectoryMetrics.ts"
-import { readerViewOf } from "./domain/Disclosure.ts"
+import { isReadableAt, readerViewOf } from "./domain/Disclosure.ts"
 import { DeliveryNotFound, InvalidRequest, type WatchLimitReached, WatchNotFound } from "./domain/errors.ts"
 import { isListingId } from "./domain/Ids.ts"
 import { type ListingView, toListingView } from "./domain/Listing.ts"
@@ -313,7 +313,7 @@ export class Watches extends Context.Service<Watches, {
         const found = yield* listings.findForReader(listingId, { at: now, revealsOf: plan.revealsPerMonth === null ? undefined : accountId })
         if (found === undefined) return null
         const { listing } = found
-        if (listing.status !== "active" || listing.discoveredAt > now - plan.accessDelayMs) return null
+        if (!isReadableAt(listing, plan, now)) return null
         return toListingView(
           listing,
           readerViewOf({ plan, accountId, tier: listing.tier, hold: found.running, revealed: found.revealed })

@@ -1,4 +1,4 @@
-import type { HoldState, ReaderView, Tier } from "./Listing.ts"
+import type { HoldState, ListingRecord, ReaderView, Tier } from "./Listing.ts"
 import type { PlanLimits } from "./Plan.ts"
 import type { Instant } from "./Time.ts"
 
@@ -22,6 +22,10 @@ export const isNameDisclosed = ({ holdState, plan, revealed, tier }: DisclosureI
   if (plan.revealsPerMonth === null) return true
   return revealed
 }
+
+/** Whether an account on `plan` may read the listing at `now`: active, and past the plan's access delay. */
+export const isReadableAt = (listing: Pick<ListingRecord, "status" | "discoveredAt">, plan: PlanLimits, now: Instant): boolean =>
+  listing.status === "active" && listing.discoveredAt <= now - plan.accessDelayMs
 
 /** A listing's running hold as an account sees it: none, its own, or another account's. */
 export const holdStateOf = (accountId: string, hold: { readonly accountId: string } | undefined): HoldState =>
