@@ -21,8 +21,10 @@
  * that of every `redis-server` process on the machine (the rate limiter's, with REDIS_URL set).
  *
  * Environment: DATABASE_URL (the server, as for `npm run bench`), BENCH_REQUESTS (20000),
- * BENCH_DATABASE (dropshelf_bench_1000000), BENCH_PLAN (business), BENCH_FROM (`bundle`, the
- * build a deployment runs, or `sources`), BENCH_BUNDLE (bench/server.ts).
+ * BENCH_DATABASE (dropshelf_bench_1000000), BENCH_PLAN (business), BENCH_ACCOUNTS (1: the
+ * accounts of that plan the 50 connections of `mixed` and `reads` are spread over, a key each;
+ * a population of callers is many accounts, whose reads share statements with each other's),
+ * BENCH_FROM (`bundle`, the build a deployment runs, or `sources`), BENCH_BUNDLE (bench/server.ts).
  */
 import type { Walk } from "./load.ts"
 import { idsAcross, MIXED_IDS, mixedWalks } from "./mixed.ts"
@@ -33,6 +35,7 @@ import { keyFor, load, loadWalks, startServer, stop } from "./server.ts"
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000)
 const DATABASE = process.env.BENCH_DATABASE ?? "dropshelf_bench_1000000"
 const PLAN = (process.env.BENCH_PLAN ?? "business") as "free" | "pro" | "business"
+const ACCOUNTS = Math.max(1, Number(process.env.BENCH_ACCOUNTS ?? 1))
 const FROM = process.env.BENCH_FROM === "sources" ? "sources" : "bundle"
 const PORT = 18_099
 const paths = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ["/api/v1/domains"]
@@ -50,9 +53,10 @@ const walksFor = (path: string): ReadonlyArray<Walk> | undefined => {
   return undefined
 }
 
-const key = keyFor(DATABASE, PLAN)
+const keys = Array.from({ length: ACCOUNTS }, () => keyFor(DATABASE, PLAN))
+const key = keys[0]!
 const server = await startServer(DATABASE, PORT, { from: FROM })
-console.log(`server: ${process.env.BENCH_BUNDLE ?? (FROM === "bundle" ? "the bundle of npm run build" : "the TypeScript sources")}, database ${DATABASE}`)
+console.log(`server: ${process.env.BENCH_BUNDLE ?? (FROM === "bundle" ? "the bundle of npm run build" : "the TypeScript sources")}, database ${DATABASE}, ${ACCOUNTS} ${PLAN} account${ACCOUNTS === 1 ? "" : "s"}`)
 
 const redisPids = pidsOf("redis-server")
 const redisTicks = () => redisPids.reduce((total, pid) => total + ticksOf(pid), 0)
@@ -64,7 +68,7 @@ for (const path of paths) {
   const run = (amount: number) =>
     walks === undefined
       ? load(PORT, key, [{ path }], { connections: 50, amount })
-      : loadWalks(PORT, key, walks, { connections: 50, amount })
+      : loadWalks(PORT, keys, walks, { connections: 50, amount })
   run(2_000)
   const pids = postgresPids()
   const serverBefore = ticksOf(server.pid!)

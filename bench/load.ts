@@ -28,6 +28,8 @@ interface LoadConfig {
   /** Seconds of the same load before sampling starts, so that the JIT and the heap settle first. */
   readonly warmupSeconds?: number
   readonly headers: Record<string, string>
+  /** For walks: keys the connections take in turn (each its own account), instead of the one in `headers`. */
+  readonly keys?: ReadonlyArray<string>
   readonly requests?: ReadonlyArray<{ readonly method?: string; readonly path: string }>
   readonly walks?: ReadonlyArray<Walk>
 }
@@ -65,8 +67,9 @@ interface WalkContext {
  * later page reads the cursor its previous answer left in the connection's context (autocannon
  * resets the context only when a connection starts its list again, between two walks).
  */
-const walkRequests = (walks: ReadonlyArray<Walk>, start: number): Array<autocannon.Request> => {
+const walkRequests = (walks: ReadonlyArray<Walk>, start: number, key?: string): Array<autocannon.Request> => {
   const requests: Array<autocannon.Request> = []
+  const headers = key === undefined ? undefined : { ...config.headers, authorization: `Bearer ${key}` }
   for (let i = 0; i < walks.length; i++) {
     const walk = walks[(start + i) % walks.length]!
     const separator = walk.path.includes("?") ? "&" : "?"
@@ -75,6 +78,7 @@ const walkRequests = (walks: ReadonlyArray<Walk>, start: number): Array<autocann
       requests.push({
         method: "GET",
         path: walk.path,
+        ...(headers === undefined ? {} : { headers }),
         setupRequest: (request, context: WalkContext) => {
           if (page === 1) return request
           const cursor = context.cursor
@@ -101,7 +105,8 @@ let connectionsMade = 0
 const setupClient = (client: autocannon.Client) => {
   const walks = config.walks!
   const connection = connectionsMade++ % config.connections
-  client.setRequests(walkRequests(walks, Math.floor((connection * walks.length) / config.connections)))
+  const key = config.keys === undefined ? undefined : config.keys[connection % config.keys.length]
+  client.setRequests(walkRequests(walks, Math.floor((connection * walks.length) / config.connections), key))
 }
 
 /*

@@ -137,9 +137,19 @@ export const load = (
   options: LoadOptions
 ): LoadResult => runLoad({ url: `http://127.0.0.1:${port}`, headers: { authorization: `Bearer ${key}` }, requests, ...options })
 
-/** As `load`, but every connection follows `walks` (bench/load.ts), each from its own starting point. */
-export const loadWalks = (port: number, key: string, walks: ReadonlyArray<Walk>, options: LoadOptions): LoadResult =>
-  runLoad({ url: `http://127.0.0.1:${port}`, headers: { authorization: `Bearer ${key}` }, walks, ...options })
+/**
+ * As `load`, but every connection follows `walks` (bench/load.ts), each from its own starting
+ * point; given several keys, the connections take them in turn, as callers of several accounts.
+ */
+export const loadWalks = (
+  port: number,
+  key: string | ReadonlyArray<string>,
+  walks: ReadonlyArray<Walk>,
+  options: LoadOptions
+): LoadResult => {
+  const keys = typeof key === "string" ? [key] : key
+  return runLoad({ url: `http://127.0.0.1:${port}`, headers: { authorization: `Bearer ${keys[0]}` }, keys, walks, ...options })
+}
 
 /** The machine's ceiling (`ceiling.ts`): a bare node:http server answering `bodyFile`'s bytes. */
 export const startCeiling = async (bodyFile: string): Promise<{ readonly port: number; readonly child: ChildProcess }> => {

@@ -27,6 +27,17 @@ const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\
 const scoreLow = `LEAST(90, (directory_score / 10) * 10)`
 const scoreHigh = `CASE WHEN ${scoreLow} = 90 THEN 100 ELSE ${scoreLow} + 9 END`
 
+/**
+ * Whose reveals a reader statement asks for: every account of `accounts` on every row (a page,
+ * read by one account or by the few that share its statement), or each account on the one
+ * listing it reads (single reads of many listings by many accounts, sharing a statement).
+ */
+export type RevealsAsked =
+  | { readonly _tag: "OnEveryRow"; readonly accounts: ReadonlyArray<string> }
+  | { readonly _tag: "OnOwnListing"; readonly pairs: ReadonlyArray<{ readonly accountId: string; readonly listingId: string }> }
+
+export const onEveryRow = (accounts: ReadonlyArray<string>): RevealsAsked => ({ _tag: "OnEveryRow", accounts })
+
 export interface ListingQuery {
   /** Every condition of a page request: status, filters, access delay and the keyset position. */
   readonly pageConditions: (request: PageQuery) => Array<Fragment>
@@ -43,12 +54,13 @@ export interface ListingQuery {
   ) => Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError>
   /**
    * The rows of `select` (whose first column is the listing's id), each with the hold running
-   * at `at` and which of `revealers` revealed it, in `order` (`l.` names the rows' columns).
+   * at `at` and which of the accounts `reveals` asks about revealed it, in `order` (`l.` names
+   * the rows' columns).
    */
   readonly joinReader: (
     select: Fragment,
     at: Time.Instant,
-    revealers: ReadonlyArray<string>,
+    reveals: RevealsAsked,
     order: Fragment | undefined
   ) => Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError>
   /** For rows already read: each id with its running hold at `reader.at` and which of `revealers` revealed it. */
@@ -182,10 +194,30 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
       ? sql.literal("")
       : sql`, EXISTS (SELECT 1 FROM listings AS anchor WHERE anchor.id = ${request.after.id}) AS anchor_held`
 
-  const revealedBy = (revealers: ReadonlyArray<string>) =>
-    revealers.length === 0
-      ? sql.literal("'{}'::text[]")
-      : sql`ARRAY(SELECT r.account_id FROM reveals r WHERE r.listing_id = l.id AND r.account_id = ANY(${opaqueIds(sql, revealers)}))`
+  /*
+   * The reveals asked for, as a join onto the rows. A page's accounts are read over the span of
+   * its ids, one descent of reveals' key (account, listing) an account, not one per row and
+   * account; a newest-first page may span all of an account's reveals, which grow by at most
+   * its plan's monthly allowance. Single reads ask each account about its own listing only:
+   * one descent a read, where every account on every listing of a batch grows with their product.
+   */
+  const revealsJoin = (reveals: RevealsAsked) => {
+    if (reveals._tag === "OnEveryRow") {
+      return reveals.accounts.length === 0
+        ? undefined
+        : sql`SELECT listing_id, array_agg(account_id) AS revealed_by FROM reveals
+          WHERE account_id = ANY(${opaqueIds(sql, reveals.accounts)})
+            AND listing_id >= (SELECT min(id) FROM l) AND listing_id <= (SELECT max(id) FROM l)
+          GROUP BY listing_id`
+    }
+    return reveals.pairs.length === 0
+      ? undefined
+      : sql`SELECT r.listing_id, array_agg(r.account_id) AS revealed_by
+          FROM unnest(${reveals.pairs.map((pair) => pair.accountId)}::text[], ${reveals.pairs.map((pair) => pair.listingId)}::text[])
+            AS asked (account_id, listing_id)
+          JOIN reveals AS r ON r.account_id = asked.account_id AND r.listing_id = asked.listing_id
+          GROUP BY r.listing_id`
+  }
 
   /*
    * The holds of all the rows are found in one scan of holds_running over their ids, not probed
@@ -193,20 +225,24 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
    * the exclusion constraint's GiST (the only other index on listing_id) far more once holds
    * have a history. Of a listing's running holds, the latest, as `HoldStore.runningOn` finds it.
    */
-  const joinReader = (select: Fragment, at: Time.Instant, revealers: ReadonlyArray<string>, order: Fragment | undefined) =>
-    sql`WITH l AS MATERIALIZED (${select})
-      SELECT l.*, ${revealedBy(revealers)} AS revealed_by, ${sql.literal(JOINED_HOLD_COLUMNS)}
+  const joinReader = (select: Fragment, at: Time.Instant, reveals: RevealsAsked, order: Fragment | undefined) => {
+    const revealed = revealsJoin(reveals)
+    return sql`WITH l AS MATERIALIZED (${select})
+      SELECT l.*, ${revealed === undefined ? sql.literal("'{}'::text[]") : sql.literal("COALESCE(r.revealed_by, '{}'::text[])")} AS revealed_by,
+        ${sql.literal(JOINED_HOLD_COLUMNS)}
       FROM l LEFT JOIN (SELECT DISTINCT ON (listing_id) * FROM holds
         WHERE listing_id = ANY(ARRAY(SELECT id FROM l)) AND ${runningAt(sql, opaque(at))}
         ORDER BY listing_id, held_at DESC) AS h ON h.listing_id = l.id
+      ${revealed === undefined ? sql.literal("") : sql`LEFT JOIN (${revealed}) AS r ON r.listing_id = l.id`}
       ${order === undefined ? sql.literal("") : sql`ORDER BY ${order}`}`.values
+  }
 
   // One round trip where the rows, the holds and the reveals would take three. Several revealers
   // when reads of one page share the statement (SharedReads).
   const withReader = (request: PageQuery, select: Fragment, revealers: ReadonlyArray<string>) =>
     request.reader === undefined
       ? sql`${select}`.values
-      : joinReader(select, request.reader.at, revealers, orderOf(request, "l."))
+      : joinReader(select, request.reader.at, onEveryRow(revealers), orderOf(request, "l."))
 
   /**
    * Of `ids`, the running holds and the reveals by `revealers`, as rows laid out like a page

@@ -54,11 +54,11 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
    * primary key, joined as a page's rows are (ListingQuery.joinReader) but with none of a page's
    * conditions, order or cursor.
    */
-  const findWithReaders = (ids: ReadonlyArray<Ids.ListingId>, at: number, revealers: ReadonlyArray<string>) =>
+  const findWithReaders = (ids: ReadonlyArray<Ids.ListingId>, at: number, reveals: ListingQuery.RevealsAsked) =>
     query.joinReader(
       sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${opaqueIds(sql, [...new Set(ids)])})`,
       at,
-      revealers,
+      reveals,
       undefined
     ).pipe(
       Effect.map((rows) => ({
@@ -69,11 +69,17 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     )
 
   type ReaderFindRequest = { readonly id: Ids.ListingId; readonly reader: ListingStore.PageReader }
-  const revealersIn = (batch: ReadonlyArray<ReaderFindRequest>) =>
-    [...new Set(batch.flatMap(({ reader }) => reader.revealsOf === undefined ? [] : [reader.revealsOf]))]
+  /** Each reader's own listing, once: whether another reader of the batch revealed it is not asked. */
+  const revealsAskedIn = (batch: ReadonlyArray<ReaderFindRequest>): ListingQuery.RevealsAsked => {
+    const pairs = new Map<string, { readonly accountId: string; readonly listingId: string }>()
+    for (const { id, reader } of batch) {
+      if (reader.revealsOf !== undefined) pairs.set(`${reader.revealsOf} ${id}`, { accountId: reader.revealsOf, listingId: id })
+    }
+    return { _tag: "OnOwnListing", pairs: [...pairs.values()] }
+  }
   const readBatch = (batch: ReadonlyArray<ReaderFindRequest>) =>
     Effect.map(
-      findWithReaders(batch.map(({ id }) => id), SharedReads.latest(batch, ({ reader }) => reader.at).reader.at, revealersIn(batch)),
+      findWithReaders(batch.map(({ id }) => id), SharedReads.latest(batch, ({ reader }) => reader.at).reader.at, revealsAskedIn(batch)),
       (found) => batch.map(() => found)
     )
 

@@ -263,6 +263,56 @@ describeOnServer("sql (server) planner estimates", (databaseUrl) => {
     }).pipe(onOneConnection))
 
   /*
+   * Which of a page's rows its reader revealed is read over the span of the page's ids, once an
+   * account, not probed once a row (two buffers each); single reads of many listings by many
+   * accounts ask each account about its own listing, not every account about every listing.
+   * One connection, so that the table statistics its statements leave can be flushed and read.
+   */
+  it.effect("reveals are read once an account over a page's ids, and once a single read, not once a row and account", () =>
+    Effect.gen(function*() {
+      const store = yield* ListingStore.ListingStore
+      const sql = yield* SqlClient.SqlClient
+      const id = listingId("V")
+      yield* store.upsert(Array.from({ length: 250 }, (_, n) => Fixtures.listingInput(id(n))))
+      // Twenty accounts each revealed every seventh of these listings from an offset of its own;
+      // other accounts revealed 10 000 other listings.
+      const revealed = (account: number, n: number) => (n + account) % 7 === 0
+      yield* sql`INSERT INTO reveals (account_id, listing_id, revealed_at, charged)
+        SELECT 'acct' || a, 'V' || lpad(n::text, 7, '0'), now(), false
+        FROM generate_series(0, 19) AS a, generate_series(0, 249) AS n WHERE (n + a) % 7 = 0`
+      yield* sql`INSERT INTO reveals (account_id, listing_id, revealed_at, charged)
+        SELECT 'other' || (n % 50), 'W' || lpad(n::text, 7, '0'), now(), false FROM generate_series(1, 10000) AS n`
+      yield* sql`ANALYZE reveals`
+      // Buffers of reveals and its index read, by any plan.
+      const buffers = sql<{ read: number }>`SELECT (heap_blks_hit + heap_blks_read + coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0))::int AS read
+        FROM pg_statio_user_tables WHERE schemaname = current_schema() AND relname = 'reveals'`.pipe(Effect.map((rows) => rows[0]!.read))
+      const readFor = <A>(effect: Effect.Effect<A>) =>
+        Effect.gen(function*() {
+          yield* sql`SELECT pg_stat_force_next_flush()`
+          const before = yield* buffers
+          const result = yield* effect
+          yield* sql`SELECT pg_stat_force_next_flush()`
+          return { result, buffers: (yield* buffers) - before }
+        })
+      const all = Array.from({ length: 250 }, (_, n) => n)
+      for (const order of ["id", "latest"] as const) {
+        const now = Date.now()
+        const page = yield* readFor(store.page({ ...firstPageNow(250, {}), order, reader: { at: now, revealsOf: "acct3" } }))
+        assert.deepStrictEqual([...page.result.revealed].sort(), all.filter((n) => revealed(3, n)).map(id))
+        // A look-up per row would read ~500.
+        assert.isAtMost(page.buffers, 20, order)
+      }
+      const asked = Array.from({ length: 40 }, (_, k) => ({ n: k * 6, account: k % 20 }))
+      const reads = yield* readFor(Effect.all(
+        asked.map(({ account, n }) => store.findForReader(id(n), { at: Date.now(), revealsOf: `acct${account}` })),
+        { concurrency: "unbounded" }
+      ))
+      assert.deepStrictEqual(reads.result.map((found) => found?.revealed), asked.map(({ account, n }) => revealed(account, n)))
+      // Every account of the batch on every listing of it would read ~1 600.
+      assert.isAtMost(reads.buffers, 200)
+    }).pipe(onOneConnection))
+
+  /*
    * A page of one TLD in the newest-first order walks that TLD's part of listings_tld_latest,
    * index-only, instead of testing every newer row of every TLD in listings_latest. One
    * connection, whose prepared statements the check lists.
