@@ -1,5 +1,6 @@
 import { DEFAULT_DATA_DIR } from "@dropshelf/store-sql/DataDirLock"
-import { Config, ConfigProvider, Effect } from "effect"
+import { DEFAULT_MAX_CONNECTIONS, STATEMENTS_PER_CONNECTION } from "@dropshelf/store-sql/PoolDefaults"
+import { Config, ConfigProvider, Effect, Schema } from "effect"
 
 /**
  * The environment of product.md's Configuration table, read by every command. Kept apart from
@@ -15,6 +16,11 @@ export interface DropshelfConfig {
   readonly redisUrl: string | undefined
   /** `count-only` (DROPSHELF_RATE_LIMIT, benchmarks only): count every request, refuse none. */
   readonly rateLimitMode: "enforce" | "count-only"
+  /** The PostgreSQL pool (DROPSHELF_DB_POOL_SIZE, DROPSHELF_DB_PIPELINE); unused on the embedded database. */
+  readonly pool: {
+    readonly maxConnections: number
+    readonly statementsPerConnection: number
+  }
 }
 
 const optionalString = (name: string) =>
@@ -43,13 +49,21 @@ const postgresUrl = (value: string | undefined): Effect.Effect<string | undefine
   return Effect.succeed(value)
 }
 
+const intBetween = (name: string, minimum: number, maximum: number, fallback: number) =>
+  Config.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })), name).pipe(Config.withDefault(fallback))
+
 export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   databaseUrl: optionalString("DATABASE_URL").pipe(Config.mapEffect(postgresUrl)),
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL"),
-  rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce"))
+  rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
+  pool: Config.all({
+    // One of them listens for key and plan changes, so at least two.
+    maxConnections: intBetween("DROPSHELF_DB_POOL_SIZE", 2, 1_000, DEFAULT_MAX_CONNECTIONS),
+    statementsPerConnection: intBetween("DROPSHELF_DB_PIPELINE", 1, 256, STATEMENTS_PER_CONNECTION)
+  })
 })
 
 /** Where the configured storage lives, for messages. */

@@ -27,9 +27,9 @@ export const storage = (
 ): Layer.Layer<StoreSql.Services | PoolMetrics.PoolMetrics, StoreSql.StoreOpenError> =>
   config.databaseUrl !== undefined
     ? purpose === "server"
-      ? StoreSql.layerServer({ url: config.databaseUrl })
+      ? StoreSql.layerServer({ url: config.databaseUrl, ...config.pool })
       // A command keeps no key look-ups long enough to need telling of changes: no listener.
-      : StoreSql.layerStores.pipe(Layer.provideMerge(StoreSql.layerServerClient({ url: config.databaseUrl })))
+      : StoreSql.layerStores.pipe(Layer.provideMerge(StoreSql.layerServerClient({ url: config.databaseUrl, ...config.pool })))
     : purpose === "server"
     ? StoreSql.layerPglite({ dataDir: config.dataDir })
     : StoreSql.layerPglite({ dataDir: config.dataDir, settings: StoreSql.PGLITE_COMMAND_SETTINGS }).pipe(

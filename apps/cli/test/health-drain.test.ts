@@ -61,6 +61,9 @@ describe("health and drain", () => {
       [{ DROPSHELF_METRICS_PORT: "70000" }, /DROPSHELF_METRICS_PORT/],
       [{ DROPSHELF_WATCH_POLL_MS: "0" }, /DROPSHELF_WATCH_POLL_MS/],
       [{ DROPSHELF_WATCH_LEASE_MS: "500" }, /DROPSHELF_WATCH_LEASE_MS/],
+      [{ DROPSHELF_DB_POOL_SIZE: "1" }, /DROPSHELF_DB_POOL_SIZE/],
+      [{ DROPSHELF_DB_PIPELINE: "0" }, /DROPSHELF_DB_PIPELINE/],
+      [{ DROPSHELF_DB_PIPELINE: "many" }, /DROPSHELF_DB_PIPELINE/],
       [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, /OTEL_EXPORTER_OTLP_PROTOCOL/]
     ]
     const outcomes = await Promise.all(refusals.map(([bad]) => run(["serve"], { env: { ...env, ...bad } })))

@@ -243,6 +243,36 @@ describe.skipIf(databaseUrl === undefined)(
       withSql((sql) => sql<{ application_name: string }>`SELECT application_name FROM pg_stat_activity WHERE datname = current_database()`)
         .then((rows) => rows.map((row) => row.application_name))
 
+    /**
+     * Runs `blocked` while the test's own transaction holds listings locked, then releases the
+     * lock and expects every answer `blocked` hands back to be a 200.
+     */
+    const whileLocked = async (blocked: () => Promise<Array<Promise<number>>>) => {
+      const release = Deferred.makeUnsafe<void>()
+      const locked = Deferred.makeUnsafe<void>()
+      const lock = withSql((sql) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`LOCK TABLE listings IN ACCESS EXCLUSIVE MODE`
+          yield* Deferred.succeed(locked, undefined)
+          yield* Deferred.await(release)
+        }))
+      )
+      try {
+        await admin!.runPromise(Deferred.await(locked))
+        const answers = await blocked()
+        admin!.runSync(Deferred.succeed(release, undefined))
+        await lock
+        expect(await Promise.all(answers)).toEqual(answers.map(() => 200))
+      } finally {
+        admin!.runSync(Deferred.succeed(release, undefined))
+      }
+    }
+
+    /** `count` different pages asked at once (no two share a read), their statuses to come. */
+    const pages = (instance: Instance, key: string, count: number) =>
+      Array.from({ length: count }, (_, n) =>
+        fetch(`${instance.base}/api/v1/domains?limit=${n + 2}`, { headers: { authorization: `Bearer ${key}` } }).then((response) => response.status))
+
     it("the used count rises with the requests waiting on a lock, a connection for every few pipelined, and falls back once they are answered; the max is the pool's size", async () => {
       const env = { DATABASE_URL: database!.url, DROPSHELF_WATCH_WORKER: "false" }
       const created = await cli(["accounts", "create", "--name", "pooled", "--plan", "pro"], env)
@@ -267,35 +297,35 @@ describe.skipIf(databaseUrl === undefined)(
         expect(names.some((name) => new RegExp(`^dropshelf [0-9a-f]{8} ${instance.child.pid}@`).test(name))).toBe(true)
       }
 
-      const release = Deferred.makeUnsafe<void>()
-      const locked = Deferred.makeUnsafe<void>()
-      const lock = withSql((sql) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql`LOCK TABLE listings IN ACCESS EXCLUSIVE MODE`
-          yield* Deferred.succeed(locked, undefined)
-          yield* Deferred.await(release)
-        }))
-      )
-      try {
-        await admin!.runPromise(Deferred.await(locked))
+      await whileLocked(async () => {
         // Different pages, so no two requests share one read: enough to fill three connections'
         // pipelines, each waiting behind its first statement.
-        const limits = Array.from({ length: 3 * StoreSql.STATEMENTS_PER_CONNECTION }, (_, n) => n + 2)
-        const answers = limits.map((limit) =>
-          fetch(`${exporting.base}/api/v1/domains?limit=${limit}`, { headers: { authorization: `Bearer ${key}` } }).then((response) => response.status)
-        )
+        const answers = pages(exporting, key, 3 * StoreSql.STATEMENTS_PER_CONNECTION)
         const blocked = await scrapeUntil(metricsPort, (figures) => figures.used >= rest.used + 3)
         expect(blocked.used).toBeGreaterThanOrEqual(rest.used + 3)
         expect(blocked.used + blocked.idle).toBeLessThanOrEqual(blocked.max)
-
-        admin!.runSync(Deferred.succeed(release, undefined))
-        await lock
-        expect(await Promise.all(answers)).toEqual(limits.map(() => 200))
-      } finally {
-        admin!.runSync(Deferred.succeed(release, undefined))
-      }
+        return answers
+      })
       const after = await scrapeUntil(metricsPort, (figures) => figures.used === rest.used)
       expect(after.used).toBe(rest.used)
+    })
+
+    it("DROPSHELF_DB_POOL_SIZE and DROPSHELF_DB_PIPELINE size the served pool: with one statement a connection, each blocked request holds one", async () => {
+      const env = { DATABASE_URL: database!.url, DROPSHELF_WATCH_WORKER: "false", DROPSHELF_DB_POOL_SIZE: "4", DROPSHELF_DB_PIPELINE: "1" }
+      const created = await cli(["accounts", "create", "--name", "unpipelined", "--plan", "pro"], env)
+      const { key } = await cli(["keys", "create", created.id, "--name", "unpipelined-key"], env)
+      const metricsPort = await freePort()
+      const instance = await serve({ ...env, DROPSHELF_METRICS_PORT: String(metricsPort) })
+      instances.push(instance)
+      const rest = await scrapeUntil(metricsPort, (figures) => figures.used === 1)
+      expect({ used: rest.used, max: rest.max }).toEqual({ used: 1, max: 4 })
+      await whileLocked(async () => {
+        // Pipelined, the three would share one connection.
+        const answers = pages(instance, key, 3)
+        const blocked = await scrapeUntil(metricsPort, (figures) => figures.used >= rest.used + 3)
+        expect(blocked.used).toBe(rest.used + 3)
+        return answers
+      })
     })
   }
 )

@@ -12,6 +12,7 @@ import * as CopyLoader from "./CopyLoader.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import * as Migrations from "./Migrations.ts"
 import * as PgliteClient from "./PgliteClient.ts"
+import { DEFAULT_MAX_CONNECTIONS, STATEMENTS_PER_CONNECTION } from "./PoolDefaults.ts"
 import * as PoolMetrics from "./PoolMetrics.ts"
 import * as SqlAccountStore from "./SqlAccountStore.ts"
 import * as SqlHoldStore from "./SqlHoldStore.ts"
@@ -270,23 +271,25 @@ export const layerPgliteClient = (
     })
   )
 
-/** The server pool's size unless told otherwise: @effect/sql-pg's default, stated here so the metrics know it. */
-export const DEFAULT_MAX_CONNECTIONS = 10
-
-/**
- * Statements pipelined on one pooled connection at most; the pool opens another connection
- * once each it has carries this many. Fewer than the library's 32: a statement waits behind
- * those before it on its connection, and more connections let a larger server run them in
- * parallel (docs/decisions/0510-pipelined-statements.md).
- */
-export const STATEMENTS_PER_CONNECTION = 8
+export { DEFAULT_MAX_CONNECTIONS, STATEMENTS_PER_CONNECTION }
 
 /**
  * The pool's pipelining: statements of concurrent requests written together on a connection
  * and answered by one backend in one wake-up. Transactions, the snapshot's cursor and the
- * listener still take a connection alone.
+ * listener still take a connection alone. One statement a connection turns it off, for a
+ * pooler in front that cannot pass pipelined statements through.
  */
-export const PIPELINING = { multiplex: true, multiplexConcurrency: STATEMENTS_PER_CONNECTION } as const
+export const pipelining = (statementsPerConnection: number = STATEMENTS_PER_CONNECTION) =>
+  ({ multiplex: statementsPerConnection > 1, multiplexConcurrency: statementsPerConnection }) as const
+
+/** The server deployment's pool: where, how many connections, how many statements a connection carries at once. */
+export interface ServerPoolOptions {
+  readonly url: string
+  /** Connections at most, the key listener's among them (default 10); at least 2. */
+  readonly maxConnections?: number | undefined
+  /** Statements pipelined on a connection at most (default 8); 1 pipelines none. */
+  readonly statementsPerConnection?: number | undefined
+}
 
 /**
  * The server deployment's pool to PostgreSQL 15+, checked on open, as both `PgClient` (which
@@ -295,7 +298,7 @@ export const PIPELINING = { multiplex: true, multiplexConcurrency: STATEMENTS_PE
  * which is how the metrics find them in `pg_stat_activity`.
  */
 export const layerPgClient = (
-  options: { readonly url: string; readonly maxConnections?: number }
+  options: ServerPoolOptions
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | PoolMetrics.PoolMetrics, StoreOpenError> => {
   const applicationName = PoolMetrics.uniqueApplicationName()
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS
@@ -308,7 +311,7 @@ export const layerPgClient = (
         // search term) costs milliseconds more than it could ever save here.
         startupParameters: { jit: "off" },
         maxConnections,
-        ...PIPELINING
+        ...pipelining(options.statementsPerConnection)
       })
       yield* client`SELECT 1`
       return client
@@ -330,7 +333,7 @@ export const layerPgClient = (
  * and the import's COPY loader on the same server (CopyLoader.ts).
  */
 export const layerServerClient = (
-  options: { readonly url: string; readonly maxConnections?: number }
+  options: ServerPoolOptions
 ): Layer.Layer<SqlClient.SqlClient | CopyLoader.CopyLoader | PoolMetrics.PoolMetrics, StoreOpenError> =>
   Layer.merge(layerPgClient(options), CopyLoader.layer(options.url))
 
@@ -350,26 +353,36 @@ export const layerStoresEmbedded: Layer.Layer<Stores | AuthCache.AuthCache, neve
     Context.add(context, ListingStore.ListingStore, SpooledSnapshot.spooled(Context.get(context, ListingStore.ListingStore))))
 )
 
+/** Why `options` cannot make a pool, if they cannot. */
+const refusedPoolOptions = (options: ServerPoolOptions): string | undefined => {
+  const { maxConnections, statementsPerConnection } = options
+  if (maxConnections !== undefined && !(Number.isInteger(maxConnections) && maxConnections >= 2)) {
+    return `maxConnections must be an integer of at least 2 (one connection listens for key and plan changes); got ${maxConnections}`
+  }
+  if (statementsPerConnection !== undefined && !(Number.isInteger(statementsPerConnection) && statementsPerConnection >= 1)) {
+    return `statementsPerConnection must be an integer of at least 1; got ${statementsPerConnection}`
+  }
+  return undefined
+}
+
 /**
  * Server deployment: the six ports and the SqlClient over the PostgreSQL at `url`, listening
  * for key and plan changes made by other processes. The listener keeps one of the pool's
  * `maxConnections` (default 10) for itself, so the pool needs at least two: with one, every
- * statement would wait forever for a connection; it is refused as a `StoreOpenError` instead.
+ * statement would wait forever for a connection; it is refused as a `StoreOpenError` instead,
+ * as is a `statementsPerConnection` below one.
  */
 export const layerServer = (
-  options: { readonly url: string; readonly maxConnections?: number }
-): Layer.Layer<Services | PoolMetrics.PoolMetrics, StoreOpenError> =>
-  options.maxConnections !== undefined && !(Number.isInteger(options.maxConnections) && options.maxConnections >= 2)
-    ? Layer.unwrap(Effect.fail(
-      new StoreOpenError({
-        reason: "OpenFailed",
-        message: `maxConnections must be an integer of at least 2 (one connection listens for key and plan changes); got ${options.maxConnections}`
-      })
-    ))
+  options: ServerPoolOptions
+): Layer.Layer<Services | PoolMetrics.PoolMetrics, StoreOpenError> => {
+  const refused = refusedPoolOptions(options)
+  return refused !== undefined
+    ? Layer.unwrap(Effect.fail(new StoreOpenError({ reason: "OpenFailed", message: refused })))
     : layerAuthListener.pipe(
       Layer.provideMerge(layerStores),
       Layer.provideMerge(Layer.merge(layerPgClient(options), CopyLoader.layer(options.url)))
     )
+}
 
 /** `DATABASE_URL` set (non-empty): the server; otherwise PGlite in `DROPSHELF_DATA_DIR` (default `./.dropshelf`). */
 export const layerFromEnv: Layer.Layer<Services | PoolMetrics.PoolMetrics, StoreOpenError> = Layer.unwrap(

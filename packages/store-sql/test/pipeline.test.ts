@@ -8,7 +8,8 @@ import { describeOnServer, serverClient } from "./support.ts"
  * The served pool pipelines the statements of concurrent requests on a connection
  * (docs/decisions/0510-pipelined-statements.md). What the stores rely on, on one connection so
  * that every statement shares it: each statement gets its own answer, one that fails or is
- * abandoned leaves the others alone, and a transaction still has the connection to itself.
+ * abandoned leaves the others alone, and a transaction still has the connection to itself;
+ * and that the number a connection carries is what the pool is told.
  */
 describeOnServer("sql (server) pipelined statements", (databaseUrl) => {
   const onOneConnection = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
@@ -33,6 +34,22 @@ describeOnServer("sql (server) pipelined statements", (databaseUrl) => {
         else assert.deepStrictEqual(Exit.isSuccess(answer) ? answer.value.map((row) => row.n) : answer, [n])
       })
     })))
+
+  it.live("statements a connection carries at once: 8 share one backend, 1 takes a backend each (DROPSHELF_DB_PIPELINE)", () =>
+    Effect.gen(function*() {
+      const backendsFor = (statementsPerConnection: number) =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const answers = yield* Effect.forEach(
+            Array.from({ length: 4 }, (_, n) => n),
+            () => sql<{ pid: number }>`SELECT pg_backend_pid() AS pid, pg_sleep(0.2)`,
+            { concurrency: "unbounded" }
+          )
+          return new Set(answers.map((rows) => rows[0]!.pid)).size
+        }).pipe(Effect.provide(Layer.fresh(StoreSql.layerPgClient({ url: databaseUrl(), maxConnections: 4, statementsPerConnection }))))
+      assert.strictEqual(yield* backendsFor(StoreSql.STATEMENTS_PER_CONNECTION), 1)
+      assert.strictEqual(yield* backendsFor(1), 4)
+    }))
 
   it.live("an abandoned statement's answer is dropped, and a transaction after it has the connection alone", () =>
     onOneConnection(Effect.gen(function*() {

@@ -109,7 +109,7 @@ export const serverClientIn = (databaseUrl: string, schema: string, maxConnectio
       maxConnections,
       startupParameters: { search_path: `${schema}, public` },
       // Pipelined as the served pool is (StoreSql.layerPgClient), so the stores are tested as they run.
-      ...StoreSql.PIPELINING
+      ...StoreSql.pipelining()
     })
     yield* client.unsafe(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
     return client as SqlClient.SqlClient
