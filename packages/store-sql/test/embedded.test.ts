@@ -166,14 +166,21 @@ describe("sql (pglite) embedded data directory", () => {
       })
   )
 
-  it.live("a pool too small to share with the key-change listener is refused, not left waiting", () =>
+  it.live("a pool too small to share with the key-change listener, or pipelining fewer than one statement, is refused, not left waiting", () =>
     Effect.gen(function*() {
-      for (const maxConnections of [1, 0, 1.5]) {
-        const refused = yield* Effect.flip(
-          Effect.provide(StoreSql.migrate, Layer.fresh(StoreSql.layerServer({ url: "postgres://nobody@127.0.0.1:1/none", maxConnections })))
+      const refusedFor = (options: Omit<StoreSql.ServerPoolOptions, "url">) =>
+        Effect.flip(
+          Effect.provide(StoreSql.migrate, Layer.fresh(StoreSql.layerServer({ url: "postgres://nobody@127.0.0.1:1/none", ...options })))
         )
+      for (const maxConnections of [1, 0, 1.5]) {
+        const refused = yield* refusedFor({ maxConnections })
         assert.strictEqual(refused.reason, "OpenFailed")
         assert.include(refused.message, "maxConnections")
+      }
+      for (const statementsPerConnection of [0, -1, 2.5]) {
+        const refused = yield* refusedFor({ statementsPerConnection })
+        assert.strictEqual(refused.reason, "OpenFailed")
+        assert.include(refused.message, "statementsPerConnection")
       }
     }))
 
