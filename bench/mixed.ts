@@ -38,9 +38,16 @@ export const MIXED_FILTERS = [
 /** Listings read one by one in the mixed workload, three after each filter set's pages. */
 export const MIXED_IDS = 3000
 
-/** Ids of active listings spread over the whole directory: ordered by a hash, so the same ones every run. */
-export const idsAcross = (database: string, count: number) =>
-  psql(`SELECT id FROM listings WHERE status = 'active' ORDER BY md5(id) LIMIT ${count}`, database).split("\n")
+/**
+ * Ids of active listings spread over the whole directory: ordered by a hash, so the same ones
+ * every run. With `accessDelayMs`, only listings a plan with that delay can read already.
+ */
+export const idsAcross = (database: string, count: number, accessDelayMs = 0) =>
+  psql(
+    `SELECT id FROM listings WHERE status = 'active' AND discovered_at <= now() - interval '${Math.ceil(accessDelayMs / 1000)} seconds'
+      ORDER BY md5(id) LIMIT ${count}`,
+    database
+  ).split("\n")
 
 /** One cycle of the mixed workload: a filter set through three pages, then three single reads, until every id is read. */
 export const mixedWalks = (ids: ReadonlyArray<string>): Array<Walk> => {
