@@ -17,7 +17,8 @@
  * The mixed list workload is what a population of clients asks and a page cache cannot serve:
  * many filter sets, each paged through its first three pages by `next_cursor`, between single
  * reads of listings from the whole directory (MIXED_FILTERS, mixedWalks). It runs last on the
- * server that served the other mixes, so that it does not change what the others measure.
+ * server that served the other mixes, so that it does not change what the others measure:
+ * first as one business key (the figure the targets name), then as ten pro accounts.
  *
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
  * BENCH_WARMUP seconds (6), BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000), BENCH_ONLY (every
@@ -33,6 +34,7 @@
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Plan } from "@dropshelf/core"
 import { seedLines } from "../apps/cli/src/Seed.ts"
 import { psql, seconds, serverUrl } from "./postgres.ts"
 import { idsAcross, MIXED_FILTERS, MIXED_IDS, mixedWalks } from "./mixed.ts"
@@ -289,6 +291,13 @@ const main = async () => {
     mixed = loadWalks(port, key, walks, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP })
     row(`mixed: ${MIXED_FILTERS.length} filter sets × 3 pages, single reads`, mixed, rssMb(server.pid!), ceiling.requestsPerSecond)
     rows.splice(mixedRowAt, 0, rows.pop()!)
+    // The same mix asked by ten pro accounts, of listings pro can read: readers told which rows
+    // they revealed, whose reads share statements with other accounts' as a population's do.
+    const proKeys = Array.from({ length: 10 }, () => keyFor(large.name, "pro"))
+    const proWalks = mixedWalks(idsAcross(large.name, MIXED_IDS, Plan.Plans.pro.accessDelayMs))
+    const proMixed = loadWalks(port, proKeys, proWalks, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP })
+    row("mixed, as ten pro accounts", proMixed, rssMb(server.pid!), ceiling.requestsPerSecond)
+    rows.splice(mixedRowAt + 1, 0, rows.pop()!)
   }
   await stop(server)
 
