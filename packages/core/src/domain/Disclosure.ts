@@ -27,6 +27,13 @@ export const isNameDisclosed = ({ holdState, plan, revealed, tier }: DisclosureI
 export const isReadableAt = (listing: Pick<ListingRecord, "status" | "discoveredAt">, plan: PlanLimits, now: Instant): boolean =>
   listing.status === "active" && listing.discoveredAt <= now - plan.accessDelayMs
 
+/**
+ * Whose reveals a reader on `plan` needs looked up: its own, unless the plan has no reveal
+ * ceiling, whose readers are told every name anyway (`isNameDisclosed`).
+ */
+export const revealsOfReader = (plan: PlanLimits, accountId: string): string | undefined =>
+  plan.revealsPerMonth === null ? undefined : accountId
+
 /** A listing's running hold as an account sees it: none, its own, or another account's. */
 export const holdStateOf = (accountId: string, hold: { readonly accountId: string } | undefined): HoldState =>
   hold === undefined ? "none" : hold.accountId === accountId ? "mine" : "other"
