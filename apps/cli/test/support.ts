@@ -245,7 +245,6 @@ export const serve = async (options: RunOptions = {}): Promise<{ readonly server
   return { server, port, base: `http://127.0.0.1:${port}` }
 }
 
-
 /** A failure as the contract wants it: non-zero, nothing on stdout, exactly one line on stderr. */
 export const expectOneLineFailure = (outcome: Outcome, code: number, pattern: RegExp) => {
   const lines = outcome.stderr.split("\n").filter((line) => line.trim() !== "" && !line.startsWith("npm warn"))
