@@ -36,8 +36,6 @@ export type RevealsAsked =
   | { readonly _tag: "OnEveryRow"; readonly accounts: ReadonlyArray<string> }
   | { readonly _tag: "OnOwnListing"; readonly pairs: ReadonlyArray<{ readonly accountId: string; readonly listingId: string }> }
 
-export const onEveryRow = (accounts: ReadonlyArray<string>): RevealsAsked => ({ _tag: "OnEveryRow", accounts })
-
 export interface ListingQuery {
   /** Every condition of a page request: status, filters, access delay and the keyset position. */
   readonly pageConditions: (request: PageQuery) => Array<Fragment>
@@ -242,7 +240,7 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
   const withReader = (request: PageQuery, select: Fragment, revealers: ReadonlyArray<string>) =>
     request.reader === undefined
       ? sql`${select}`.values
-      : joinReader(select, request.reader.at, onEveryRow(revealers), orderOf(request, "l."))
+      : joinReader(select, request.reader.at, { _tag: "OnEveryRow", accounts: revealers }, orderOf(request, "l."))
 
   /**
    * Of `ids`, the running holds and the reveals by `revealers`, as rows laid out like a page
