@@ -1,6 +1,7 @@
 import { DEFAULT_DATA_DIR } from "@dropshelf/store-sql/DataDirLock"
 import { DEFAULT_MAX_CONNECTIONS, STATEMENTS_PER_CONNECTION } from "@dropshelf/store-sql/PoolDefaults"
-import { Config, ConfigProvider, Effect, Schema } from "effect"
+import { wholeNumberBetween } from "@dropshelf/server/Settings"
+import { Config, ConfigProvider, Effect } from "effect"
 
 /**
  * The environment of product.md's Configuration table, read by every command. Kept apart from
@@ -49,9 +50,6 @@ const postgresUrl = (value: string | undefined): Effect.Effect<string | undefine
   return Effect.succeed(value)
 }
 
-const intBetween = (name: string, minimum: number, maximum: number, fallback: number) =>
-  Config.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })), name).pipe(Config.withDefault(fallback))
-
 export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -61,8 +59,8 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
   pool: Config.all({
     // One of them listens for key and plan changes, so at least two.
-    maxConnections: intBetween("DROPSHELF_DB_POOL_SIZE", 2, 1_000, DEFAULT_MAX_CONNECTIONS),
-    statementsPerConnection: intBetween("DROPSHELF_DB_PIPELINE", 1, 256, STATEMENTS_PER_CONNECTION)
+    maxConnections: wholeNumberBetween("DROPSHELF_DB_POOL_SIZE", 2, 1_000, DEFAULT_MAX_CONNECTIONS),
+    statementsPerConnection: wholeNumberBetween("DROPSHELF_DB_PIPELINE", 1, 256, STATEMENTS_PER_CONNECTION)
   })
 })
 

@@ -14,6 +14,7 @@ import { HandlersLive } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
 import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines, streamedResponseOf } from "./http/SnapshotDeadlines.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
+import { wholeNumberBetween } from "./Settings.ts"
 import * as Telemetry from "./Telemetry.ts"
 
 export interface Options {
@@ -223,22 +224,28 @@ const deadlines = (requestTimeoutMs: number) => ({
 })
 
 /** `DROPSHELF_REQUEST_TIMEOUT_MS`: whole milliseconds from 1 s to 10 minutes, default 30 s. */
-export const requestTimeoutMsFromEnv: Config.Config<number> = Config.schema(
-  Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 600_000 })),
-  "DROPSHELF_REQUEST_TIMEOUT_MS"
-).pipe(Config.withDefault(DEFAULT_REQUEST_TIMEOUT_MS))
+export const requestTimeoutMsFromEnv: Config.Config<number> = wholeNumberBetween(
+  "DROPSHELF_REQUEST_TIMEOUT_MS",
+  1_000,
+  600_000,
+  DEFAULT_REQUEST_TIMEOUT_MS
+)
 
 /** `DROPSHELF_AUTH_FAILURES_PER_MINUTE`: a whole number from 1 to 1 000 000, default 30. */
-export const authFailuresPerMinuteFromEnv: Config.Config<number> = Config.schema(
-  Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 })),
-  "DROPSHELF_AUTH_FAILURES_PER_MINUTE"
-).pipe(Config.withDefault(DEFAULT_AUTH_FAILURES_PER_MINUTE))
+export const authFailuresPerMinuteFromEnv: Config.Config<number> = wholeNumberBetween(
+  "DROPSHELF_AUTH_FAILURES_PER_MINUTE",
+  1,
+  1_000_000,
+  DEFAULT_AUTH_FAILURES_PER_MINUTE
+)
 
 /** `DROPSHELF_SINCE_HORIZON_DAYS`: how many days back the since feed reaches, 1 to 3650, default 30. */
-export const sinceHorizonDaysFromEnv: Config.Config<number> = Config.schema(
-  Schema.Int.check(Schema.isBetween({ minimum: SinceHorizon.MIN_HORIZON_DAYS, maximum: SinceHorizon.MAX_HORIZON_DAYS })),
-  "DROPSHELF_SINCE_HORIZON_DAYS"
-).pipe(Config.withDefault(SinceHorizon.DEFAULT_HORIZON_DAYS))
+export const sinceHorizonDaysFromEnv: Config.Config<number> = wholeNumberBetween(
+  "DROPSHELF_SINCE_HORIZON_DAYS",
+  SinceHorizon.MIN_HORIZON_DAYS,
+  SinceHorizon.MAX_HORIZON_DAYS,
+  SinceHorizon.DEFAULT_HORIZON_DAYS
+)
 
 /** `DROPSHELF_TRUSTED_PROXIES`: comma-separated CIDR blocks (`10.0.0.0/8, ::1/128`), default none. */
 export const trustedProxiesFromEnv: Config.Config<ReadonlyArray<IpNetwork.IpNetwork>> = Config.Array(
@@ -247,28 +254,33 @@ export const trustedProxiesFromEnv: Config.Config<ReadonlyArray<IpNetwork.IpNetw
 ).pipe(Config.withDefault([]))
 
 /** `DROPSHELF_SHUTDOWN_TIMEOUT_MS`: how long the drain may last, whole milliseconds up to 10 minutes, default 20 s. */
-export const shutdownTimeoutFromEnv: Config.Config<Duration.Duration> = Config.schema(
-  Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 600_000 })),
-  "DROPSHELF_SHUTDOWN_TIMEOUT_MS"
-).pipe(Config.map(Duration.millis), Config.withDefault(DEFAULT_SHUTDOWN_TIMEOUT))
+export const shutdownTimeoutFromEnv: Config.Config<Duration.Duration> = wholeNumberBetween(
+  "DROPSHELF_SHUTDOWN_TIMEOUT_MS",
+  0,
+  600_000,
+  Duration.toMillis(DEFAULT_SHUTDOWN_TIMEOUT)
+).pipe(Config.map(Duration.millis))
 
 /** `DROPSHELF_DRAIN_DELAY_MS`: how long to keep listening after shutdown starts, whole milliseconds up to 10 minutes, default 0. */
-export const drainDelayFromEnv: Config.Config<Duration.Duration> = Config.schema(
-  Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 600_000 })),
-  "DROPSHELF_DRAIN_DELAY_MS"
-).pipe(Config.map(Duration.millis), Config.withDefault(Duration.zero))
+export const drainDelayFromEnv: Config.Config<Duration.Duration> = wholeNumberBetween("DROPSHELF_DRAIN_DELAY_MS", 0, 600_000, 0).pipe(
+  Config.map(Duration.millis)
+)
 
 /** `DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS`: whole milliseconds from 1 s to 1 hour, default 60 s. */
-export const snapshotIdleTimeoutMsFromEnv: Config.Config<number> = Config.schema(
-  Schema.Int.check(Schema.isBetween({ minimum: 1_000, maximum: 3_600_000 })),
-  "DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS"
-).pipe(Config.withDefault(DEFAULT_SNAPSHOT_DEADLINES.idleMs))
+export const snapshotIdleTimeoutMsFromEnv: Config.Config<number> = wholeNumberBetween(
+  "DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS",
+  1_000,
+  3_600_000,
+  DEFAULT_SNAPSHOT_DEADLINES.idleMs
+)
 
 /** `DROPSHELF_SNAPSHOT_MAX_MS`: whole milliseconds from 1 minute to 24 hours, default 30 minutes. */
-export const snapshotMaxMsFromEnv: Config.Config<number> = Config.schema(
-  Schema.Int.check(Schema.isBetween({ minimum: 60_000, maximum: 86_400_000 })),
-  "DROPSHELF_SNAPSHOT_MAX_MS"
-).pipe(Config.withDefault(DEFAULT_SNAPSHOT_DEADLINES.maxMs))
+export const snapshotMaxMsFromEnv: Config.Config<number> = wholeNumberBetween(
+  "DROPSHELF_SNAPSHOT_MAX_MS",
+  60_000,
+  86_400_000,
+  DEFAULT_SNAPSHOT_DEADLINES.maxMs
+)
 
 /** The server's settings beyond `PORT` and `HOST`, read by the commands that serve. */
 export const settingsFromEnv = Config.all({

@@ -1,9 +1,10 @@
-import { Config, Effect, Layer, Schema } from "effect"
+import { Config, Effect, Layer } from "effect"
 import { Watches, Webhook, WebhookSender } from "@dropshelf/core"
 import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP, type LookupFunction } from "node:net"
+import { wholeNumberBetween } from "./Settings.ts"
 
 /*
  * The webhook sender on node:http(s): one POST, no redirect followed (a 3xx is an answer that
@@ -108,10 +109,6 @@ export const allowPrivateFromEnv: Config.Config<boolean> = Config.Boolean("DROPS
 /** `DROPSHELF_WATCH_WORKER`: whether `serve` runs the watch worker in its own process; default true. */
 export const workerFromEnv: Config.Config<boolean> = Config.Boolean("DROPSHELF_WATCH_WORKER").pipe(Config.withDefault(true))
 
-/** A whole number in `[minimum, maximum]`, `fallback` when unset; anything else stops the start. */
-const between = (name: string, minimum: number, maximum: number, fallback: number): Config.Config<number> =>
-  Config.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })), name).pipe(Config.withDefault(fallback))
-
 /**
  * The worker's settings from the environment (docs/operations.md). A lease shorter than one
  * attempt's deadline lets a second worker send an event the first still waits on: allowed (a
@@ -119,10 +116,10 @@ const between = (name: string, minimum: number, maximum: number, fallback: numbe
  */
 export const settingsFromEnv: Config.Config<Watches.WatchSettings> = Config.all({
   allowPrivate: allowPrivateFromEnv,
-  pollMs: between("DROPSHELF_WATCH_POLL_MS", 10, 60_000, Watches.DEFAULT_SETTINGS.pollMs),
-  batch: between("DROPSHELF_WATCH_BATCH", 1, 10_000, Watches.DEFAULT_SETTINGS.batch),
-  leaseMs: between("DROPSHELF_WATCH_LEASE_MS", 1_000, 3_600_000, Watches.DEFAULT_SETTINGS.leaseMs),
-  concurrency: between("DROPSHELF_WATCH_CONCURRENCY", 1, 256, Watches.DEFAULT_SETTINGS.concurrency)
+  pollMs: wholeNumberBetween("DROPSHELF_WATCH_POLL_MS", 10, 60_000, Watches.DEFAULT_SETTINGS.pollMs),
+  batch: wholeNumberBetween("DROPSHELF_WATCH_BATCH", 1, 10_000, Watches.DEFAULT_SETTINGS.batch),
+  leaseMs: wholeNumberBetween("DROPSHELF_WATCH_LEASE_MS", 1_000, 3_600_000, Watches.DEFAULT_SETTINGS.leaseMs),
+  concurrency: wholeNumberBetween("DROPSHELF_WATCH_CONCURRENCY", 1, 256, Watches.DEFAULT_SETTINGS.concurrency)
 })
 
 /** `Watches` with these settings and the node:http(s) sender; needs the stores, `SecureRandom` and `Mac`. */
