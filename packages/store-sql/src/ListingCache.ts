@@ -1,15 +1,15 @@
 import type { Listing } from "@dropshelf/core"
 
 /*
- * Decoded listings kept by (id, updated_at). Since migration 0002, updated_at is a strict row
- * version (every write moves it), so a cached record whose updated_at equals the one the
- * database reports is that row's current content. A page then reads only ids and versions and
- * decodes just the rows it has not seen at that version: decoding 50 full rows cost more than
- * the query itself (docs/performance.md). Handing back the same object for an unchanged row
+ * Decoded listings kept by (id, updated_at). updated_at is a strict row version (every write
+ * moves it), so a cached record whose updated_at equals the one the database reports is that
+ * row's current content. A page then reads only ids and versions and decodes just the rows it
+ * has not seen at that version: decoding full rows costs more than the query itself
+ * (docs/decisions/0501-page-statement.md). Handing back the same object for an unchanged row
  * also lets the core keep what it derives from a record (its published JSON) in a WeakMap.
  */
 
-/** Rows remembered; those not used for the longest go first. About 1 KB each. */
+/** Rows remembered; those not used for the longest go first. */
 export const DEFAULT_CAPACITY = 20_000
 
 export interface ListingCache {
@@ -22,10 +22,10 @@ export interface ListingCache {
 /*
  * Two generations instead of an exact LRU: records go into the young map; when it holds half the
  * capacity it becomes the old one and the previous old one is dropped; a hit in the old map
- * moves the record to the young one. A hit in the young map costs one look-up: a strict LRU
- * (delete and re-insert on every hit) was ~2.5 % of the server's time on the mixed workload,
- * where a page of 250 rows makes 250 hits (docs/decisions/0509-read-paths.md). At most
- * `capacity` records are held; one used within the last half-capacity insertions is kept.
+ * moves the record to the young one. A hit in the young map costs one look-up; a strict LRU
+ * deletes and re-inserts on every hit, and a page makes a hit a row
+ * (docs/decisions/0509-read-paths.md). At most `capacity` records are held; one used within the
+ * last half-capacity insertions is kept.
  */
 export const make = (capacity: number = DEFAULT_CAPACITY): ListingCache => {
   const half = Math.max(1, Math.floor(capacity / 2))

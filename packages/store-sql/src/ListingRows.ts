@@ -6,8 +6,8 @@ import { instant, instantOrNull, int, intOrNull, json, textOrNull } from "./Rows
  * How listing rows come back from a page statement: the columns every read selects, a row taken
  * apart by position into a record, and where the statement's extra columns (the cursor anchor,
  * the reader's reveals, the running hold) sit, with what they say of the page's reader. Rows
- * are read with `.values`, as arrays: building one object per row, keyed by column name, was a
- * large share of reading a page (docs/performance.md).
+ * are read with `.values`, as arrays: building one object per row, keyed by column name, is a
+ * large share of reading a page (docs/decisions/0501-page-statement.md).
  */
 
 /** The columns of a listing, in the order every read selects them. */

@@ -23,7 +23,7 @@ import * as SqlRevealStore from "./SqlRevealStore.ts"
 import * as SpooledSnapshot from "./SpooledSnapshot.ts"
 import * as SqlWatchStore from "./SqlWatchStore.ts"
 
-/** The six storage ports of the core. */
+/** Every storage port of the core. */
 export type Stores =
   | ListingStore.ListingStore
   | RevealStore.RevealStore
@@ -33,7 +33,7 @@ export type Stores =
   | IdempotencyStore.IdempotencyStore
   | WatchStore.WatchStore
 
-/** What every deployment layer provides: the six ports and the SqlClient they run on. */
+/** What every deployment layer provides: every storage port and the SqlClient they run on. */
 export type Services = Stores | SqlClient.SqlClient
 
 /** The database could not be opened; `message` is one line, fit for an operator's terminal. */
@@ -126,7 +126,7 @@ const gzipAsync = promisify(gzip)
 export const DEFAULT_DATA_DIR = DataDirLock.DEFAULT_DATA_DIR
 
 /**
- * The six ports over whatever SqlClient is in context (migrations are not run here), with the
+ * Every storage port over whatever SqlClient is in context (migrations are not run here), with the
  * key look-up cache they share.
  */
 export const layerStores: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlClient.SqlClient> = Layer.mergeAll(
@@ -199,7 +199,7 @@ export type PgliteSettings = Readonly<Record<string, string>>
 
 /**
  * What a one-command process opens the embedded database with: Postgres zeroes all of
- * `shared_buffers` at start (128 MB by default), which is most of the open's CPU time and
+ * `shared_buffers` at start, which is most of the open's CPU time and
  * memory, while one command touches a few pages (docs/decisions/0300-cli.md).
  */
 export const PGLITE_COMMAND_SETTINGS: PgliteSettings = { shared_buffers: "16MB" }
@@ -308,7 +308,7 @@ export const layerPgClient = (
         url: Redacted.make(options.url),
         applicationName,
         // Short statements: JIT compiling one (it triggers on a high estimate, as for a rare
-        // search term) costs milliseconds more than it could ever save here.
+        // search term) costs far more than it could ever save here.
         startupParameters: { jit: "off" },
         maxConnections,
         ...pipelining(options.statementsPerConnection)
@@ -337,14 +337,14 @@ export const layerServerClient = (
 ): Layer.Layer<SqlClient.SqlClient | CopyLoader.CopyLoader | PoolMetrics.PoolMetrics, StoreOpenError> =>
   Layer.merge(layerPgClient(options), CopyLoader.layer(options.url))
 
-/** Embedded deployment: the six ports (`layerStoresEmbedded`) and the SqlClient over PGlite in `dataDir`, and its dump. */
+/** Embedded deployment: every storage port (`layerStoresEmbedded`) and the SqlClient over PGlite in `dataDir`, and its dump. */
 export const layerPglite = (
   options: { readonly dataDir: string; readonly settings?: PgliteSettings }
 ): Layer.Layer<Services | EmbeddedDump | PoolMetrics.PoolMetrics, StoreOpenError> =>
   layerStoresEmbedded.pipe(Layer.provideMerge(layerPgliteClient(options)))
 
 /**
- * The six ports as `layerStores` gives them, for the embedded database's one connection: its
+ * Every storage port as `layerStores` gives it, for the embedded database's one connection: its
  * bulk snapshot is read into a file before the first chunk is handed on, so a slow client
  * never holds the connection (SpooledSnapshot.ts).
  */
@@ -366,7 +366,7 @@ const refusedPoolOptions = (options: ServerPoolOptions): string | undefined => {
 }
 
 /**
- * Server deployment: the six ports and the SqlClient over the PostgreSQL at `url`, listening
+ * Server deployment: every storage port and the SqlClient over the PostgreSQL at `url`, listening
  * for key and plan changes made by other processes. The listener keeps one of the pool's
  * `maxConnections` (default 10) for itself, so the pool needs at least two: with one, every
  * statement would wait forever for a connection; it is refused as a `StoreOpenError` instead,

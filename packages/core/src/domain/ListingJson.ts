@@ -48,7 +48,7 @@ export const rowJson = (row: ReaderRow, options: RenderOptions = {}): string =>
 
 /**
  * The JSON of `toPageView(page)` in pieces, one per row among them, to be written one after
- * another: a since page is ~150 KB, and one string that size lives in V8's large-object space
+ * another: one string of a whole since page is large enough to live in V8's large-object space
  * until a full collection, where pieces die young.
  */
 export const pageJsonParts = (page: ReaderPage, options: RenderOptions = {}): Array<string> => {
@@ -127,7 +127,7 @@ interface RenderedPage {
 
 /** Pages rendered with `keep`, most recently used first. */
 const renderedPages: Array<RenderedPage> = []
-/** How many rendered pages are remembered: 16 default pages are ~550 KB. */
+/** How many rendered pages are remembered: enough for the pages read again and again, few enough to hold little memory. */
 const RENDERED_PAGES = 16
 
 /**

@@ -10,7 +10,7 @@ import { dictionaryWords } from "./Dictionary.ts"
  * The split is wordsninja's own (`splitSentence`), word for word: the same dictionary, the same
  * costs, the same choice among equal costs, and a test holds the two together. It is computed
  * here because wordsninja's is most of an import's CPU time (it looks back up to 58 characters
- * from every position, lower-casing a fresh substring each time; docs/performance.md). The
+ * from every position, lower-casing a fresh substring each time; docs/decisions/0507-import.md). The
  * trie is built on first use, so a process that never masks (the API server) never holds it.
  */
 
@@ -19,7 +19,7 @@ import { dictionaryWords } from "./Dictionary.ts"
  * by walking back from it one character at a time and stopping where no word continues: a few
  * steps, no substrings. Each node's children sit side by side in flat arrays (`first[node]` to
  * `first[node + 1]` in `symbols` and `children`), found by a short scan: a Map keyed by
- * (node, symbol) over the ~600 000 edges cost a cache miss per step (bench/masking.ts).
+ * (node, symbol) over every edge misses the cache at each step (bench/masking.ts).
  */
 const ALPHABET = 38
 /** a-z → 1-26, 0-9 → 27-36, `'` → 37; splitSentence never passes anything else. */
