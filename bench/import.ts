@@ -4,7 +4,7 @@
  * without the trigram index for `q`, and with the primary key only, and prints for each the
  * rate, the CPU per row of all PostgreSQL processes and of the import process (from /proc,
  * sampled every 50 ms while it runs). Dropping indexes here only measures what they cost: the
- * service keeps them all (docs/performance.md, "What limits the numbers now").
+ * service keeps them all (docs/performance.md, "The import").
  *
  * Then what Postgres alone spends a row with no statement to parse: the imported rows put back
  * into `listings` by `INSERT … SELECT` (every index kept up row by row, as any import does), and

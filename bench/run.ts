@@ -10,7 +10,7 @@
  * given for the TypeScript sources run directly.
  *
  * Every mix is first run unsampled for BENCH_WARMUP seconds (6), so that the JIT and the heap
- * settle before it is measured (docs/performance.md says why 6). Latency percentiles are exact
+ * settle before it is measured (docs/performance.md says why). Latency percentiles are exact
  * (bench/load.ts), not autocannon's whole milliseconds. The since feed is
  * pulled twice: by the server that served the mixes, and by a fresh one.
  *
