@@ -16,7 +16,7 @@ export default defineConfig({
     // The files that start processes first, so the run does not end on one of them alone.
     sequence: { sequencer: SlowFirstSequencer },
     // What many files would each make at once on a clean clone, made once first: the PGlite
-    // databases they copy (empty and migrated) and the launcher's bundle of the CLI (scripts/testSetup.ts).
+    // databases they copy, empty and migrated (scripts/testSetup.ts).
     globalSetup: ["./scripts/testSetup.ts"],
     // The progress reporter keeps a run without a terminal talking: which files still run, and
     // each skipped suite with what it needs (scripts/ProgressReporter.ts).

@@ -11,15 +11,15 @@
  *   server:   a fresh database on DATABASE_URL's server (skipped, with a line, when it is unset).
  * Every command runs two ways: `npx dropshelf` (what the README says) and the binary
  * `node_modules/.bin/dropshelf` (no npm in between). Floors: `npx node -e 0`, what npx and one
- * Node start cost, and `node -e 0` on the pinned Node 24, one Node start. `--help` is timed as
- * an operator gets it (the launcher's copy of the CLI's answer) and answered by the CLI itself
- * (the copies removed before each run). BENCH_ONLY=embedded|server picks one backend.
+ * Node start cost, and `node -e 0` on the pinned Node 24, one Node start. The unmeasured first
+ * run fills Node's compile cache, as any earlier use would. BENCH_ONLY=embedded|server picks one
+ * backend.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -29,12 +29,6 @@ const ONLY = process.env.BENCH_ONLY
 const gnuTime = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined
 const launcher = join(root, "node_modules", ".bin", "dropshelf")
 const node24 = join(root, "node_modules", "node", "bin", "node")
-
-/** Removes the launcher's copies of help and version answers, so that the next `--help` asks the CLI. */
-const forgetAnswers = () => {
-  const cache = join(root, "node_modules", ".cache", "dropshelf")
-  for (const name of existsSync(cache) ? readdirSync(cache) : []) rmSync(join(cache, name, "answers"), { recursive: true, force: true })
-}
 
 /** The environment of a shell at the repo root, pointed at one storage. */
 const envFor = (storage: Record<string, string>): NodeJS.ProcessEnv => {
@@ -171,7 +165,6 @@ const embedded = async () => {
     measure("-", "npx node -e 0 (the floor)", ["npx", "node", "-e", "0"], env)
     measure("-", "node -e 0 (Node 24 alone)", [node24, "-e", "0"], env)
     for (const [via, command] of ways) measure("-", `${via} --help`, [...command, "--help"], env)
-    measure("-", "bin/dropshelf --help, answered by the CLI", [launcher, "--help"], env, forgetAnswers)
     for (const [via, command] of ways) keysCreate("embedded", via, command, env)
     const server = await startServer(env)
     try {

@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url"
  * An empty PGlite database for the tests to copy. A new PGlite data directory runs initdb first,
  * about 5 s of CPU and half a gigabyte each time, while opening a copy of one costs what any
  * reopen does. The template is made once per PGlite version (the globalSetup of vitest.config.ts
- * makes it before the first test file starts) and kept in node_modules/.cache beside the
- * launcher's bundle. It is initdb's output only, for the tests that watch a database migrate.
+ * makes it before the first test file starts) and kept in node_modules/.cache. It is initdb's
+ * output only, for the tests that watch a database migrate.
  *
  * A second template is the same database migrated (about 3 s of CPU more at each first open,
  * and a few hundred megabytes), for the tests that only need a dropshelf database: it is made

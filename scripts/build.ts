@@ -73,11 +73,9 @@ if (minimumOf(engines) === undefined) throw new Error(`package.json engines.node
 
 /**
  * Builds the bundle into `outdir`. `commit` overrides the commit recorded as the one built (the
- * tests use it to make a bundle that looks built from another commit). `forLauncher`: the bundle
- * the `dropshelf` launcher keeps of the current sources (apps/cli/bin/dropshelf.js), which
- * records no commit (it is rebuilt whenever a source changes) and prints nothing.
+ * tests use it to make a bundle that looks built from another commit).
  */
-export const build = async (outdir: string, options: { readonly commit?: string; readonly forLauncher?: boolean } = {}) => {
+export const build = async (outdir: string, options: { readonly commit?: string } = {}) => {
   for (const earlier of ["chunks", "dropshelf.js", "dropshelf.js.map"]) rmSync(join(outdir, earlier), { recursive: true, force: true })
   const record: BuildRecord = {
     root: relative(outdir, root),
@@ -95,24 +93,21 @@ export const build = async (outdir: string, options: { readonly commit?: string;
     external,
     plugins: [lazyDictionary],
     // Not minified: the gain in memory was nil (measured) and stack traces stay readable.
-    sourcemap: options.forLauncher === true ? false : "linked",
+    sourcemap: "linked",
     // CommonJS dependencies (ws, redis) call `require`, which an ES module does not have.
     banner: { js: `${shebang}\nimport { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);` },
     // What the bundle checks its checkout (apps/cli/src/Staleness.ts) and its Node
     // (apps/cli/src/NodeSupport.ts) against at start.
     define: {
-      DROPSHELF_BUILD: options.forLauncher === true ? "undefined" : JSON.stringify(record),
+      DROPSHELF_BUILD: JSON.stringify(record),
       DROPSHELF_ENGINES: JSON.stringify(engines)
     },
-    logLevel: options.forLauncher === true ? "silent" : "warning"
+    logLevel: "warning"
   })
   chmodSync(join(outdir, "dropshelf.js"), 0o755)
-  // Its own package scope: under node_modules (the launcher's copy) no package.json above says
-  // "module", and Node would first try each chunk as CommonJS to find out what it is.
+  // Its own package scope: wherever it is put, Node then reads each chunk as an ES module at once
+  // rather than first trying it as CommonJS.
   writeFileSync(join(outdir, "package.json"), `${JSON.stringify({ type: "module" })}\n`)
-  // esbuild keeps its service process alive for the next build; the launcher builds once and then
-  // serves, and a server should not carry a stray child.
-  if (options.forLauncher === true) await esbuild.stop()
   return result
 }
 

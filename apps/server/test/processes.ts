@@ -1,9 +1,8 @@
 /**
  * `dropshelf` as real processes, for the tests that need what only a process shows (several
  * instances on one database, a server killed with SIGKILL): the CLI as `npx dropshelf` runs it
- * (the launcher on the pinned Node 24, running its bundle of the current sources, which starts
- * in a fraction of the time the sources take to strip and link), `serve` on a port, and a fresh
- * database on the server of DATABASE_URL.
+ * (the launcher on the pinned Node 24), `serve` on a port, and a fresh database on the server of
+ * DATABASE_URL.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
