@@ -1,6 +1,7 @@
 /**
  * `npm run check`, the checks `npm test` runs before vitest: tsc over the whole workspace, the
- * relative imports Node would not resolve, the layering (dependency-cruiser), and plain-`node`
+ * relative imports Node would not resolve, the layering (dependency-cruiser), released
+ * migrations left as released (check-migrations.ts), and plain-`node`
  * runs of the core and of the embedding example. They are independent, and tsc alone keeps one
  * core busy for most of the time, so they run side by side: each one's output is printed when it
  * ends, a line every 20 s says which are still running, and the exit code is 1 if any failed.
@@ -16,6 +17,7 @@ const checks: ReadonlyArray<{ readonly name: string; readonly command: string; r
   { name: "tsc", command: bin("tsc"), args: ["-p", "tsconfig.json", "--noEmit"] },
   { name: "check-imports", command: node, args: ["scripts/check-imports.ts"] },
   { name: "depcruise", command: bin("depcruise"), args: ["packages", "apps", "--config", ".dependency-cruiser.cjs"] },
+  { name: "migrations", command: node, args: ["scripts/check-migrations.ts"] },
   { name: "smoke-core", command: node, args: ["scripts/smoke-core.ts"] },
   { name: "embedding example", command: node, args: ["docs/examples/embedding.ts"] }
 ]

@@ -2,7 +2,7 @@ import type { Ids, Listing, Operators, Plan } from "@dropshelf/core"
 import { Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { DropshelfConfig } from "./Config.ts"
-import { UsageError } from "./Failure.ts"
+import { CommandRefused, UsageError } from "./Failure.ts"
 import { emit } from "./Output.ts"
 import * as Progress from "./Progress.ts"
 
@@ -89,6 +89,34 @@ const migrate = Command.make("migrate", { json }, ({ json }) =>
       applied.length === 0 ? "No pending migrations." : `Applied ${applied.length} migration(s): ${applied.join(", ")}`)
   })).pipe(Command.withDescription("Apply pending migrations"))
 
+/**
+ * What `serve --help` says it reads, a setting or a group of them a line (docs/operations.md,
+ * Configuration). The help prints the first line indented and the others as they are.
+ */
+const SERVE_DESCRIPTION = [
+  "Migrate, then serve the API until SIGINT/SIGTERM.",
+  "",
+  "Storage: DATABASE_URL (PostgreSQL) with DROPSHELF_DB_POOL_SIZE and DROPSHELF_DB_PIPELINE",
+  "  (its pool, the statements pipelined on a connection), or DROPSHELF_DATA_DIR (embedded);",
+  "  REDIS_URL for rate limits shared by several instances.",
+  "Besides, serve reads (docs/operations.md, Configuration):",
+  "  DROPSHELF_REQUEST_TIMEOUT_MS",
+  "  DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS   how long a snapshot's client may leave bytes unread (60 s)",
+  "  DROPSHELF_SNAPSHOT_MAX_MS            how long a bulk snapshot may last (30 minutes)",
+  "  DROPSHELF_AUTH_FAILURES_PER_MINUTE, DROPSHELF_TRUSTED_PROXIES",
+  "  DROPSHELF_RDAP_URL, DROPSHELF_RDAP_TIMEOUT_MS",
+  "  DROPSHELF_RATE_LIMIT",
+  "  DROPSHELF_SINCE_HORIZON_DAYS         how many days back the since feed reaches (30)",
+  "  DROPSHELF_SHUTDOWN_TIMEOUT_MS, DROPSHELF_DRAIN_DELAY_MS   the drain on SIGTERM",
+  "  DROPSHELF_METRICS_PORT               Prometheus /metrics on an operator port",
+  "  DROPSHELF_LOG_LEVEL",
+  "  DROPSHELF_WATCH_WORKER               whether serve runs the watch worker (true); the worker's",
+  "    DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS,",
+  "    DROPSHELF_WATCH_CONCURRENCY",
+  "  DROPSHELF_WEBHOOKS_ALLOW_PRIVATE     true: http and private or loopback webhook receivers",
+  "  OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* variables: traces and metrics over OTLP/HTTP"
+].join("\n  ")
+
 const serve = Command.make("serve", {
   json,
   port: Flag.Int("port").pipe(Flag.withDescription("HTTP port (default: PORT, else 8080)"), Flag.optional),
@@ -102,9 +130,10 @@ const serve = Command.make("serve", {
       port: port._tag === "Some" ? port.value : config.port,
       host: host._tag === "Some" ? host.value : config.host
     })
-  })).pipe(Command.withDescription(
-    "Migrate, then serve the API until SIGINT/SIGTERM. Besides the storage settings (DATABASE_URL with DROPSHELF_DB_POOL_SIZE and DROPSHELF_DB_PIPELINE, the size of its pool and the statements pipelined on a connection, or DROPSHELF_DATA_DIR; REDIS_URL), serve reads (docs/operations.md, Configuration): DROPSHELF_REQUEST_TIMEOUT_MS, DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS and DROPSHELF_SNAPSHOT_MAX_MS (how long a bulk snapshot's client may leave bytes unread, default 60 s, and how long a snapshot may last, default 30 minutes), DROPSHELF_AUTH_FAILURES_PER_MINUTE, DROPSHELF_TRUSTED_PROXIES, DROPSHELF_RDAP_URL, DROPSHELF_RDAP_TIMEOUT_MS, DROPSHELF_RATE_LIMIT, DROPSHELF_SINCE_HORIZON_DAYS (how many days back the since feed reaches, default 30), DROPSHELF_SHUTDOWN_TIMEOUT_MS and DROPSHELF_DRAIN_DELAY_MS (the drain on SIGTERM), DROPSHELF_METRICS_PORT (Prometheus /metrics on an operator port), DROPSHELF_LOG_LEVEL, DROPSHELF_WATCH_WORKER (whether serve runs the watch worker, default true) with the worker's DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS and DROPSHELF_WATCH_CONCURRENCY, DROPSHELF_WEBHOOKS_ALLOW_PRIVATE (true: http and private or loopback webhook receivers allowed), and OTEL_EXPORTER_OTLP_ENDPOINT with the other OTEL_* variables (traces and metrics over OTLP/HTTP)"
-  ))
+  })).pipe(
+    Command.withDescription(SERVE_DESCRIPTION),
+    Command.withShortDescription("Migrate, then serve the API until SIGINT/SIGTERM (serve --help: the settings it reads)")
+  )
 
 const importCommand = Command.make("import", {
   json,
@@ -120,7 +149,21 @@ const importCommand = Command.make("import", {
         ...report.rejected.slice(0, 20).map((rejection) => `  line ${rejection.line}: ${rejection.error}`),
         ...(report.rejected.length > 20 ? [`  … and ${report.rejected.length - 20} more (use --json for all)`] : [])
       ].join("\n"))
-  }))).pipe(Command.withDescription("Upsert listings from NDJSON (a file, or - for stdin), streaming"))
+    // The good lines are loaded and the report is printed; a script still learns that some were not.
+    if (report.rejected.length > 0) {
+      return yield* new CommandRefused({
+        message: `${report.rejected.length} line(s) rejected (the report on stdout names them); the other lines were loaded`
+      })
+    }
+  }))).pipe(
+    Command.withShortDescription("Upsert listings from NDJSON (a file, or - for stdin), streaming"),
+    Command.withDescription([
+      "Upsert listings from NDJSON (a file, or - for stdin), streaming.",
+      "A bad line is reported with its number and reason, and the other lines still load.",
+      "Exit code: 0 when every line loaded; 1 when any line was rejected, after the report (with",
+      "--json, still the one document on stdout) and one line on stderr saying how many."
+    ].join("\n  "))
+  )
 
 const ListingIdArgument = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9]{8}$/, { message: "a listing id is 8 characters of [A-Za-z0-9]" }))
 
@@ -332,7 +375,7 @@ const holdsList = Command.make("list", {
   json,
   account: Flag.String("account").pipe(Flag.withDescription("Only this account's holds"), Flag.optional),
   state: Flag.Literals("state", ["running", "any"] as const).pipe(
-    Flag.withDescription("running: only holds running now; any: every hold, ended ones included"),
+    Flag.withDescription("running: only holds running now; any: every hold, ended ones included (default: any)"),
     Flag.withDefault("any")
   ),
   limit,
@@ -456,7 +499,8 @@ const watchesList = Command.make("list", {
   withStorage(Effect.gen(function*() {
     const operators = yield* operatorsTag
     const watches = yield* operators.listWatches(accountId)
-    yield* emit(json, { watches }, () =>
+    // The document REST answers for GET /api/v1/watches.
+    yield* emit(json, { data: watches }, () =>
       watches.length === 0
         ? `Account ${accountId} has no watches.`
         : watches.map((watch) =>
@@ -476,7 +520,7 @@ const worker = Command.make("worker", { json }, () =>
     const config = yield* DropshelfConfig
     const Worker = yield* load(() => import("./Worker.ts"))
     yield* Worker.work(config)
-  })).pipe(Command.withDescription(
+  })).pipe(Command.withShortDescription("Run the watch worker without serving HTTP, until SIGINT/SIGTERM"), Command.withDescription(
     "Run the watch worker (matching and webhook delivery) without serving HTTP, until SIGINT/SIGTERM. Reads DROPSHELF_WEBHOOKS_ALLOW_PRIVATE (true: http and private or loopback receivers allowed), DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS, DROPSHELF_WATCH_CONCURRENCY"
   ))
 

@@ -9,6 +9,13 @@ import type { Progress } from "./Progress.ts"
 /** Listings written per upsert: large enough to amortise a round trip, small enough to stay in memory. */
 export const BATCH_SIZE = 2000
 
+/**
+ * A batch is also written once its lines reach this many characters, so that a batch of
+ * unusually large listings still fits in one request line of the operator endpoint
+ * (OperatorSocket.ts, `MAX_REQUEST_LINE_LENGTH`); 2 000 typical lines are a quarter of it.
+ */
+export const MAX_BATCH_LENGTH = 4 * 1024 * 1024
+
 /** Upserts in flight at once (each on its own connection; PGlite runs them one after another). */
 export const WRITERS = 2
 
@@ -26,7 +33,8 @@ export interface ImportReport {
 const randomIdBytes = (): Uint8Array => crypto.getRandomValues(new Uint8Array(8))
 
 /**
- * Upserts lines in batches as they arrive; the whole input is never held in memory. A line that
+ * Upserts lines in batches as they arrive (`BATCH_SIZE` lines, or fewer once they reach
+ * `MAX_BATCH_LENGTH`); the whole input is never held in memory. A line that
  * does not decode is rejected with its number and reason and the others still load. Within one
  * batch an id appears at most once (a repeated id flushes the batch first), so the later line
  * wins, as it would line by line.
@@ -37,6 +45,8 @@ export const upsertLines = Effect.fnUntraced(function*<A, E>(
     /** The listing a line stands for, a reason to reject it, or `undefined` to skip it (a blank line). */
     readonly decode: (line: A) => Result.Result<ListingStore.ListingInput, string> | undefined
     readonly onBatch?: (linesRead: number) => void
+    /** A line's length in characters, counted towards `MAX_BATCH_LENGTH`; none: only `BATCH_SIZE` bounds a batch. */
+    readonly lengthOf?: (line: A) => number
   }
 ) {
   const operators = yield* Operators.Operators
@@ -45,6 +55,7 @@ export const upsertLines = Effect.fnUntraced(function*<A, E>(
   let updated = 0
   let lineNumber = 0
   let batch: Array<ListingStore.ListingInput> = []
+  let batchLength = 0
   let idsInBatch = new Set<string>()
 
   // Batches are written by WRITERS connections at once while the next is decoded: writing is
@@ -61,6 +72,7 @@ export const upsertLines = Effect.fnUntraced(function*<A, E>(
     const ids = idsInBatch
     const linesRead = lineNumber
     batch = []
+    batchLength = 0
     idsInBatch = new Set()
     let lastOverlapping = -1
     writing.forEach((earlier, index) => {
@@ -94,10 +106,12 @@ export const upsertLines = Effect.fnUntraced(function*<A, E>(
     }
     const input = decoded.success
     const before = idsInBatch.has(input.id) ? flush : Effect.void
+    const length = options.lengthOf?.(line) ?? 0
     return Effect.andThen(before, () => {
       batch.push(input)
+      batchLength += length
       idsInBatch.add(input.id)
-      return batch.length >= BATCH_SIZE ? flush : Effect.void
+      return batch.length >= BATCH_SIZE || batchLength >= MAX_BATCH_LENGTH ? flush : Effect.void
     })
   })
   yield* flush
@@ -149,6 +163,7 @@ export const importNdjson = Effect.fnUntraced(function*(source: string, progress
       const value = parseJson(text)
       return Result.isFailure(value) ? Result.fail(value.failure) : ImportLine.importLineToInput(value.success, now, randomIdBytes)
     },
+    lengthOf: (raw) => raw.length,
     onBatch: (linesRead) => size !== undefined ? progress.update(bytesRead(file), size, "bytes") : progress.update(linesRead, undefined, "lines")
   }).pipe(Effect.ensuring(Effect.sync(() => {
     reader.close()

@@ -15,10 +15,11 @@ import {
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { Duration, Effect, Layer, Schema } from "effect"
+import type { SocketServer } from "effect/socket"
 import { Rpc, RpcClient, RpcGroup, RpcSerialization, RpcServer } from "effect/rpc"
 import { createHash } from "node:crypto"
 import { connect } from "node:net"
-import { lstatSync, mkdirSync, unlinkSync } from "node:fs"
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import type { BackupReport } from "./BackupFile.ts"
@@ -126,6 +127,46 @@ const removeQuietly = (path: string) => {
 }
 
 /**
+ * The longest request line the endpoint reads, in characters (bytes, for the ASCII JSON of a
+ * request); effect/rpc's NDJSON parser fails the connection past it, which closes it. The
+ * largest request is an import's batch: at most `BATCH_SIZE` listings, and no more once its
+ * lines pass `MAX_BATCH_LENGTH` (4 Mi characters, Import.ts); 2 000 typical listings are ~1 MB.
+ * 8 Mi fits that with room, and a client cannot make the server buffer more.
+ */
+export const MAX_REQUEST_LINE_LENGTH = 8 * 1024 * 1024
+
+/**
+ * Listens at `path` for this user alone, whatever the umask: bound in a fresh directory only
+ * this user may enter (mkdtemp makes it 0700), made 0600, then renamed into place, so no other
+ * user ever finds the socket at a path they could connect to. (A chmod after listening at
+ * `path` itself would leave an instant in which anyone could connect and be served.)
+ */
+const listenPrivately = (path: string): Layer.Layer<SocketServer.SocketServer, SocketServer.SocketServerError> => {
+  const removedOnClose = <A, E>(layer: Layer.Layer<A, E>) =>
+    Layer.tap(layer, () => Effect.addFinalizer(() => Effect.sync(() => removeQuietly(path))))
+  if (process.platform === "win32") return NodeSocketServer.layer({ path }).pipe(removedOnClose)
+  return Layer.unwrap(Effect.sync(() => {
+    const staging = mkdtempSync(join(dirname(path), ".s"))
+    const bound = join(staging, "s")
+    const cleanUp = Effect.sync(() => rmSync(staging, { recursive: true, force: true }))
+    return NodeSocketServer.layer({ path: bound }).pipe(
+      Layer.tap(() =>
+        Effect.andThen(
+          Effect.sync(() => {
+            chmodSync(bound, 0o600)
+            removeQuietly(path)
+            renameSync(bound, path)
+          }),
+          cleanUp
+        )
+      ),
+      Layer.tapCause(() => cleanUp),
+      removedOnClose
+    )
+  }))
+}
+
+/**
  * Serves the operator use cases of this process on the socket of `dataDir`, until the scope
  * closes. Only the holder of the data directory's lock may call it: a socket file left there is
  * a dead server's, and is replaced.
@@ -159,13 +200,11 @@ export const layerServer = (
       ListWatches: ({ accountId }) => operators.listWatches(accountId)
     })
   }))
-  const listening = NodeSocketServer.layer({ path }).pipe(
-    Layer.tap(() => Effect.addFinalizer(() => Effect.sync(() => removeQuietly(path))))
-  )
+  const listening = listenPrivately(path)
   return RpcServer.layer(OperatorRpcs).pipe(
     Layer.provide(handlers),
     Layer.provide(RpcServer.layerProtocolSocketServer),
-    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(RpcSerialization.layerNdjsonWith({ maxBufferSize: MAX_REQUEST_LINE_LENGTH })),
     Layer.provide(Layer.unwrap(Effect.suspend(() => {
       if (!trusted(path, true)) return Effect.die(new Error(`${dirname(path)} is not this user's own folder`))
       if (process.platform !== "win32") removeQuietly(path)

@@ -14,6 +14,18 @@ describe("dropshelf without storage", () => {
     expect((await run(["serve", "--help"])).stdout).toContain("DROPSHELF_WEBHOOKS_ALLOW_PRIVATE")
   })
 
+  it("help is readable: serve's settings one per line, the defaults and the import's exit code named", async () => {
+    const serve = await run(["serve", "--help"])
+    const description = serve.stdout.slice(0, serve.stdout.indexOf("USAGE")).split("\n")
+    expect(description.length).toBeGreaterThan(10)
+    for (const line of description) expect(line.length).toBeLessThanOrEqual(100)
+    expect(description.filter((line) => /^\s+DROPSHELF_WEBHOOKS_ALLOW_PRIVATE\b/.test(line))).toHaveLength(1)
+    const root = await run(["--help"])
+    expect(root.stdout.split("\n").filter((line) => line.includes("DROPSHELF_"))).toEqual([])
+    expect((await run(["holds", "list", "--help"])).stdout).toMatch(/--state.*\(default: any\)/)
+    expect((await run(["import", "--help"])).stdout).toMatch(/1 when any line was rejected/)
+  })
+
   it("an unknown command or a bad environment is one line on stderr", async () => {
     expectOneLineFailure(await run(["frobnicate", "--json"]), 2, /frobnicate/)
     expectOneLineFailure(await run(["migrate", "--json"], { env: { PORT: "not-a-port" } }), 2, /configuration/)

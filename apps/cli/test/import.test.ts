@@ -2,7 +2,7 @@ import { type ListingStore, Operators } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Result, Stream } from "effect"
-import { BATCH_SIZE, upsertLines, WRITERS } from "../src/Import.ts"
+import { BATCH_SIZE, MAX_BATCH_LENGTH, upsertLines, WRITERS } from "../src/Import.ts"
 
 /*
  * The import writes WRITERS batches at once. Lines must still land as if written one by one:
@@ -35,13 +35,14 @@ const recordingOperators = (writes: Array<Write>, clock: { now: number }, holdFi
       })
   } as unknown as Operators.Operators["Service"])
 
-const run = (ids: ReadonlyArray<string>, holdFirst = false) =>
+const run = (ids: ReadonlyArray<string>, holdFirst = false, lineLength?: number) =>
   Effect.gen(function*() {
     const writes: Array<Write> = []
     // Decoded beforehand, so that decoding a batch takes no time next to writing one.
     const inputs = ids.map((id) => Fixtures.listingInput(id))
     const report = yield* upsertLines(Stream.fromIterable(inputs), {
-      decode: (input) => Result.succeed(input)
+      decode: (input) => Result.succeed(input),
+      ...(lineLength === undefined ? {} : { lengthOf: () => lineLength })
     }).pipe(Effect.provideService(Operators.Operators, recordingOperators(writes, { now: 0 }, holdFirst)))
     return { writes, report }
   })
@@ -71,5 +72,12 @@ describe("import: batches in flight", () => {
       const { writes } = yield* run(lines)
       const repeating = writes.find((write) => write.ids.includes(first[0]!) && write !== writes[0])!
       assert.isAbove(repeating.started, writes[0]!.finished)
+    }))
+
+  it.live("large lines make smaller batches: a batch is written once its lines reach MAX_BATCH_LENGTH", () =>
+    Effect.gen(function*() {
+      const { report, writes } = yield* run(ids("L", 10), false, MAX_BATCH_LENGTH / 4)
+      assert.strictEqual(report.inserted, 10)
+      assert.deepStrictEqual(writes.map((write) => write.ids.length), [4, 4, 2])
     }))
 })

@@ -73,7 +73,8 @@ export const operatorSuite = (
 
   it("watches list: an account's watches, none at first; an unknown account refused as one line", async () => {
     const account = await runJson(["accounts", "create", "--name", "watcher", "--plan", "pro"], on())
-    expect(await runJson(["watches", "list", account.id], on())).toEqual({ watches: [] })
+    // The document REST answers for GET /api/v1/watches.
+    expect(await runJson(["watches", "list", account.id], on())).toEqual({ data: [] })
     expectOneLineFailure(await run(["watches", "list", "acct_nope", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
   })
 
@@ -182,7 +183,15 @@ export const operatorSuite = (
       listing({ id: "impAAAA5", domain: "very-old-name.com", age_years: 3_000_000_000 })
     ].join("\n") + "\n")
 
-    const report = await runJson(["import", file], on())
+    // Rejected lines: the good ones load, the report is still the one document on stdout, and
+    // the exit code is 1 with one line on stderr, so a script notices.
+    const withRejections = await run(["import", file, "--json"], on())
+    expect(withRejections.code).toBe(1)
+    expect(withRejections.stderr.trim().split("\n")).toEqual([
+      "dropshelf: 4 line(s) rejected (the report on stdout names them); the other lines were loaded"
+    ])
+    expect(withRejections.stdout.trim().split("\n")).toHaveLength(1)
+    const report = JSON.parse(withRejections.stdout)
     expect(Object.keys(report).sort()).toEqual(["inserted", "rejected", "updated"])
     // Line 8 repeats line 1's id: the later line wins, as an update of the row line 1 inserted.
     expect(report.inserted).toBe(3)
@@ -207,8 +216,9 @@ export const operatorSuite = (
     expect(windows).toEqual({ inserted: 2, updated: 0, rejected: [] })
 
     const human = await run(["import", file], on())
-    expect(human.code).toBe(0)
+    expect(human.code).toBe(1)
     expect(human.stdout).toMatch(/line 2: /)
+    expect(human.stderr.trim()).toBe("dropshelf: 4 line(s) rejected (the report on stdout names them); the other lines were loaded")
 
     expectOneLineFailure(await run(["import", join(tmpdir(), "no-such-file.ndjson"), "--json"], on()), 2, /no such file/)
     expectOneLineFailure(await run(["import", "--json"], on()), 2, /file/)

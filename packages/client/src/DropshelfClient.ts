@@ -21,13 +21,22 @@ export interface Options {
   /** How requests are retried; `false` sends each once. */
   readonly retry?: RetryPolicy.Options | false | undefined
   /**
-   * How long one attempt waits for its whole answer (a snapshot's stream: for each next byte)
-   * before it counts as a network failure. Default 30 s.
+   * How long one attempt waits for its whole answer, body included, before it counts as a
+   * network failure. For a snapshot's stream it is an idle bound: the stream fails once no
+   * byte has come for this long. Default 30 s.
    */
   readonly timeoutMs?: number | undefined
+  /**
+   * The total bound of a streamed answer (the bulk snapshot), from the request to its last
+   * byte: past it the stream fails even while bytes still come. Default 1 hour, twice the
+   * server's default cut-off of a snapshot, so that a server ends one first.
+   */
+  readonly streamTimeoutMs?: number | undefined
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000
+
+export const DEFAULT_STREAM_TIMEOUT_MS = 3_600_000
 
 /** The client: `client.domains.list({ query })`, `client.domains.reveal({ params: { id } })`, ... */
 export type Client = HttpApiClient.ForApi<typeof Api.DropshelfApi>
@@ -43,8 +52,8 @@ export const keyMiddleware = (apiKey: string) =>
     }))
 
 /** Retries and time-outs around the platform's HTTP client, in that order: each attempt has its own time-out. */
-export const transformHttpClient = (options: Pick<Options, "retry" | "timeoutMs">) => (client: HttpClient.HttpClient) => {
-  const timed = client.pipe(RetryPolicy.withTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS))
+export const transformHttpClient = (options: Pick<Options, "retry" | "timeoutMs" | "streamTimeoutMs">) => (client: HttpClient.HttpClient) => {
+  const timed = client.pipe(RetryPolicy.withTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, options.streamTimeoutMs ?? DEFAULT_STREAM_TIMEOUT_MS))
   return options.retry === false ? timed : timed.pipe(RetryPolicy.withRetries(options.retry))
 }
 

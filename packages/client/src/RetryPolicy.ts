@@ -153,10 +153,11 @@ const isStream = (response: HttpClientResponse.HttpClientResponse) =>
 
 /**
  * The answer with its body read within the attempt: a document whole (it is small), a stream
- * as it arrives, failing once no byte has come for `timeoutMs`. A server that sends the head
- * and then stalls would otherwise keep the caller waiting for ever.
+ * as it arrives, failing once no byte has come for `timeoutMs` (an idle bound: a snapshot may
+ * rightly take minutes) or the attempt has lasted until `streamDeadline` (a total bound: a
+ * server or proxy trickling a byte now and then would otherwise keep the caller for ever).
  */
-const readWithin = (request: HttpClientRequest.HttpClientRequest, timeoutMs: number) =>
+const readWithin = (request: HttpClientRequest.HttpClientRequest, timeoutMs: number, streamTimeoutMs: number, streamDeadline: number) =>
 (response: HttpClientResponse.HttpClientResponse) => {
   const rebuilt = (body: ConstructorParameters<typeof Response>[0]) =>
     HttpClientResponse.fromWeb(request, new Response(body, { status: response.status, headers: response.headers }))
@@ -165,22 +166,28 @@ const readWithin = (request: HttpClientRequest.HttpClientRequest, timeoutMs: num
       duration: Duration.millis(timeoutMs),
       orElse: () => Stream.fail(stalled(request, timeoutMs, "no byte of the answer's body"))
     })
-    return Effect.succeed(rebuilt(Stream.toReadableStream(idle)))
+    const overdue = Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Duration.millis(Math.max(0, streamDeadline - now)))).pipe(
+      Effect.andThen(Effect.fail(stalled(request, streamTimeoutMs, "not the whole streamed answer")))
+    )
+    return Effect.succeed(rebuilt(Stream.toReadableStream(Stream.interruptWhen(idle, overdue))))
   }
   return Effect.map(response.arrayBuffer, (bytes) => rebuilt(bytes.byteLength === 0 ? null : bytes))
 }
 
 /**
- * Each attempt ends after `timeoutMs` without an answer (its request is aborted), as a network
- * failure, so the retries treat it like a dropped connection. The answer's body is part of the
- * attempt: a document must arrive whole within the time, a stream must not pause that long.
+ * Each attempt ends after `timeoutMs` without its whole answer (its request is aborted), as a
+ * network failure, so the retries treat it like a dropped connection: a document's body must
+ * arrive whole within that time, however its bytes come. A stream (the bulk snapshot) is read
+ * by the caller after the attempt: it fails once no byte has come for `timeoutMs`, and once
+ * `streamTimeoutMs` have passed since the attempt began, whatever still arrives.
  */
-export const withTimeout = (timeoutMs: number) => <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
+export const withTimeout = (timeoutMs: number, streamTimeoutMs: number) => <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
   HttpClient.transform(client, (send, request) =>
-    Effect.timeoutOrElse(Effect.flatMap(send, readWithin(request, timeoutMs)), {
-      duration: Duration.millis(timeoutMs),
-      orElse: () => Effect.fail(stalled(request, timeoutMs, "no answer"))
-    }))
+    Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+      Effect.timeoutOrElse(Effect.flatMap(send, readWithin(request, timeoutMs, streamTimeoutMs, startedAt + streamTimeoutMs)), {
+        duration: Duration.millis(timeoutMs),
+        orElse: () => Effect.fail(stalled(request, timeoutMs, "no answer"))
+      })))
 
 /** Sends each request again while `decide` says so, waiting the delay it names. */
 export const withRetries = (options?: Options) => <E, R>(client: HttpClient.HttpClient.With<E, R>) => {

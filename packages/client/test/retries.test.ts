@@ -17,11 +17,13 @@ interface Seen {
 
 /**
  * One scripted answer: a status, headers and JSON body; `drop` closes the connection unanswered;
- * `hang` never answers; `stall` sends the head and the start of a body, then nothing more.
+ * `hang` never answers; `stall` sends the head and the start of a body, then nothing more;
+ * `trickle` sends the head, then `chunk` every `everyMs`, never ending the body.
  */
 type Step =
   | { readonly status: number; readonly headers?: Record<string, string>; readonly body: unknown }
   | { readonly stall: { readonly headers: Record<string, string>; readonly start: string } }
+  | { readonly trickle: { readonly headers: Record<string, string>; readonly chunk: string; readonly everyMs: number } }
   | "drop"
   | "hang"
 
@@ -69,6 +71,13 @@ describe("retries against a stub server", () => {
       if ("stall" in step) {
         response.writeHead(200, step.stall.headers)
         response.write(step.stall.start)
+        return void hanging.push(response)
+      }
+      if ("trickle" in step) {
+        response.writeHead(200, step.trickle.headers)
+        response.flushHeaders()
+        const timer = setInterval(() => response.write(step.trickle.chunk), step.trickle.everyMs)
+        response.on("close", () => clearInterval(timer))
         return void hanging.push(response)
       }
       response.writeHead(step.status, { "content-type": "application/json", ...step.headers })
@@ -240,6 +249,29 @@ describe("retries against a stub server", () => {
     expect(lines).toEqual([expect.objectContaining({ id: LISTING.id })])
     expect(Date.now() - started).toBeLessThan(10_000)
     expect(seen).toHaveLength(1)
+  }, 20_000)
+
+  it("ends an attempt whose document trickles in slower than the time-out allows, though bytes keep coming", async () => {
+    const { client, retries } = clientWith({}, 500)
+    script = [{ trickle: { headers: { "content-type": "application/json" }, chunk: " ", everyMs: 50 } }, ok(ME)]
+    const started = Date.now()
+    const me = await client.me()
+    expect(me.plan).toBe("pro")
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(retries.map((retry) => retry.reason)).toEqual(["network"])
+  }, 20_000)
+
+  it("ends a snapshot whose stream keeps trickling past its total bound, after the lines that came", async () => {
+    const client = new Dropshelf({ baseUrl: base, apiKey: "dsk_stub", retry: false, timeoutMs: 300, streamTimeoutMs: 1_000 })
+    script = [{ trickle: { headers: { "content-type": "application/x-ndjson" }, chunk: JSON.stringify(LISTING) + "\n", everyMs: 50 } }]
+    let lines = 0
+    const started = Date.now()
+    const failure = await (async () => {
+      for await (const _ of client.listings.snapshot()) lines++
+    })().catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(DropshelfTransportError)
+    expect(lines).toBeGreaterThan(0)
+    expect(Date.now() - started).toBeLessThan(5_000)
   }, 20_000)
 
   it("gives up on the network after maxRetries, with a transport error", async () => {

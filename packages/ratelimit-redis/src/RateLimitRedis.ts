@@ -12,8 +12,9 @@ export interface Step {
 
 /**
  * The counting steps of one batch, in order, in one atomic script: for each key (KEYS[i], a
- * counter's prefix) ARGV holds its window in ms and whether to count ("1", an INCR on the
- * counter of the current wall-clock window) or only to read it. The time is Redis's own, so
+ * counter's prefix, `dropshelf:ratelimit:<key id>:<window ms>`) ARGV holds its window in ms
+ * and whether to count ("1", an INCR on the counter of the current wall-clock window, named
+ * `<prefix>:<window start>`) or only to read it. The time is Redis's own, so
  * every instance agrees on the window. Returns, for each step, the count after it and the end
  * of its window (epoch ms), flattened.
  */
@@ -171,12 +172,14 @@ export const make = Effect.gen(function*() {
       return yield* instead()
     })
 
-  const prefixOf = (keyId: string) => `dropshelf:ratelimit:${keyId}`
+  // The window's length is part of the name: windows of two lengths can start at the same
+  // instant, and a changed window must start from its own counters, not another length's.
+  const prefixOf = (keyId: string, windowMs: number) => `dropshelf:ratelimit:${keyId}:${windowMs}`
   return RateLimiter.RateLimiter.of({
     hit: (keyId, limit, windowMs = Time.MINUTE) =>
-      decide({ prefix: prefixOf(keyId), windowMs, counts: true }, limit, () => fallback.hit(keyId, limit, windowMs)),
+      decide({ prefix: prefixOf(keyId, windowMs), windowMs, counts: true }, limit, () => fallback.hit(keyId, limit, windowMs)),
     peek: (keyId, limit, windowMs = Time.MINUTE) =>
-      decide({ prefix: prefixOf(keyId), windowMs, counts: false }, limit, () => fallback.peek(keyId, limit, windowMs))
+      decide({ prefix: prefixOf(keyId, windowMs), windowMs, counts: false }, limit, () => fallback.peek(keyId, limit, windowMs))
   })
 })
 

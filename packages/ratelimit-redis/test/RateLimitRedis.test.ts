@@ -85,6 +85,26 @@ describe.skipIf(url === undefined)(`Redis rate limiter${url === undefined ? " (s
     }
   })
 
+  it("a key's counters of one window length are never read under another, even where both windows start at once", async () => {
+    // Both lengths exceed the epoch time, so both windows start at 0: only the key's name can tell them apart.
+    const long = 10_000_000_000_000
+    const runtime = limiterOn(url!)
+    const redis = ManagedRuntime.make(RedisConnection.layer({ url: url!, connectTimeoutMs: 2_000, closeTimeoutMs: 1_000 }))
+    const keyId = `test-${crypto.randomUUID()}`
+    try {
+      expect(await hit(runtime, keyId, 1, long)).toMatchObject({ allowed: true, remaining: 0 })
+      expect((await hit(runtime, keyId, 1, long)).allowed).toBe(false)
+      expect(await hit(runtime, keyId, 1, 2 * long)).toMatchObject({ allowed: true, remaining: 0 })
+      const names = await redis.runPromise(Redis.Redis.use((client) => client.send<Array<string>>("KEYS", `dropshelf:ratelimit:${keyId}:*`)))
+      expect(names.sort()).toEqual([`dropshelf:ratelimit:${keyId}:${long}:0`, `dropshelf:ratelimit:${keyId}:${2 * long}:0`])
+    } finally {
+      await redis.runPromise(Redis.Redis.use((client) =>
+        Effect.flatMap(client.send<Array<string>>("KEYS", `dropshelf:ratelimit:${keyId}*`), (names) =>
+          names.length === 0 ? Effect.void : client.send("DEL", ...names))))
+      await Promise.all([runtime.dispose(), redis.dispose()])
+    }
+  })
+
   it("peek reads the shared window without counting", async () => {
     const [one, other] = [limiterOn(url!), limiterOn(url!)]
     try {
