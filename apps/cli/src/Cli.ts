@@ -112,7 +112,7 @@ const SERVE_DESCRIPTION = [
   "  DROPSHELF_LOG_LEVEL",
   "  DROPSHELF_WATCH_WORKER               whether serve runs the watch worker (true); the worker's",
   "    DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS,",
-  "    DROPSHELF_WATCH_CONCURRENCY",
+  "    DROPSHELF_WATCH_CONCURRENCY, DROPSHELF_WATCH_RETENTION_DAYS (days matches are kept, 90)",
   "  DROPSHELF_WEBHOOKS_ALLOW_PRIVATE     true: http and private or loopback webhook receivers",
   "  OTEL_EXPORTER_OTLP_ENDPOINT and the other OTEL_* variables: traces and metrics over OTLP/HTTP"
 ].join("\n  ")
@@ -521,7 +521,7 @@ const worker = Command.make("worker", { json }, () =>
     const Worker = yield* load(() => import("./Worker.ts"))
     yield* Worker.work(config)
   })).pipe(Command.withShortDescription("Run the watch worker without serving HTTP, until SIGINT/SIGTERM"), Command.withDescription(
-    "Run the watch worker (matching and webhook delivery) without serving HTTP, until SIGINT/SIGTERM. Reads DROPSHELF_WEBHOOKS_ALLOW_PRIVATE (true: http and private or loopback receivers allowed), DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS, DROPSHELF_WATCH_CONCURRENCY"
+    "Run the watch worker (matching and webhook delivery) without serving HTTP, until SIGINT/SIGTERM. Reads DROPSHELF_WEBHOOKS_ALLOW_PRIVATE (true: http and private or loopback receivers allowed), DROPSHELF_WATCH_POLL_MS, DROPSHELF_WATCH_BATCH, DROPSHELF_WATCH_LEASE_MS, DROPSHELF_WATCH_CONCURRENCY, DROPSHELF_WATCH_RETENTION_DAYS"
   ))
 
 const demo = Command.make("demo", { json }, ({ json }) =>

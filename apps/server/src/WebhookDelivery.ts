@@ -119,7 +119,8 @@ export const settingsFromEnv: Config.Config<Watches.WatchSettings> = Config.all(
   pollMs: wholeNumberBetween("DROPSHELF_WATCH_POLL_MS", 10, 60_000, Watches.DEFAULT_SETTINGS.pollMs),
   batch: wholeNumberBetween("DROPSHELF_WATCH_BATCH", 1, 10_000, Watches.DEFAULT_SETTINGS.batch),
   leaseMs: wholeNumberBetween("DROPSHELF_WATCH_LEASE_MS", 1_000, 3_600_000, Watches.DEFAULT_SETTINGS.leaseMs),
-  concurrency: wholeNumberBetween("DROPSHELF_WATCH_CONCURRENCY", 1, 256, Watches.DEFAULT_SETTINGS.concurrency)
+  concurrency: wholeNumberBetween("DROPSHELF_WATCH_CONCURRENCY", 1, 256, Watches.DEFAULT_SETTINGS.concurrency),
+  retentionDays: wholeNumberBetween("DROPSHELF_WATCH_RETENTION_DAYS", 1, 3650, Watches.DEFAULT_SETTINGS.retentionDays)
 })
 
 /** `Watches` with these settings and the node:http(s) sender; needs the stores, `SecureRandom` and `Mac`. */

@@ -333,6 +333,19 @@ describe("MCP endpoint", () => {
       const key = await account(server, "free", "mcp-watches")
       const connected = await connect(server, key.secret)
       expectRefusal(await callTool(connected, "create_watch", { name: "w", query: { tld: ".com" } }), "invalid_request", { parameter: "query.tld" })
+      // The core's decoder, as REST's: unstorable text, unknown keys and query names, wrong types, each named.
+      expectRefusal(await callTool(connected, "create_watch", { name: "a\u0000b" }), "invalid_request", { parameter: "name" })
+      expectRefusal(await callTool(connected, "create_watch", { name: "w", query: { q: "lone \ud800" } }), "invalid_request", { parameter: "query.q" })
+      expectRefusal(await callTool(connected, "create_watch", { name: "w", webhook_url: "https://a.example/\u0000" }), "invalid_request", {
+        parameter: "webhook_url"
+      })
+      expectRefusal(await callTool(connected, "create_watch", { name: "w", query: { tldd: "io" } }), "invalid_request", { parameter: "query.tldd" })
+      expectRefusal(await callTool(connected, "create_watch", { name: "w", query: { checkedDays: 7 } }), "invalid_request", {
+        parameter: "query.checkedDays"
+      })
+      expectRefusal(await callTool(connected, "create_watch", { name: 5 }), "invalid_request", { parameter: "name" })
+      expectRefusal(await callTool(connected, "create_watch", { name: "w", query: [] }), "invalid_request", { parameter: "query" })
+      expectRefusal(await callTool(connected, "create_watch", { name: "w", paused: "yes" }), "invalid_request", { parameter: "paused" })
       const created = expectOk(await callTool(connected, "create_watch", { name: "all com", query: { tld: "com" } }))
       expect(created).toMatchObject({ name: "all com", query: { tld: "com" }, webhook: null })
       expectRefusal(await callTool(connected, "create_watch", { name: "second" }), "watch_limit_reached", { limit: 1 })

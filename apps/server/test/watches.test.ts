@@ -51,6 +51,55 @@ for (const adapter of adapters) {
       expect((await call(server, "GET", `/api/v1/watches/${id}`, { key: pro.secret })).status).toBe(404)
     })
 
+    it("a watch body is refused naming the field: unstorable text, unknown keys and query names, wrong types", async () => {
+      const pro = await account(server, "pro", "watch-input")
+      const refusal = async (method: "POST" | "PATCH", path: string, body: unknown) => {
+        const answer = await call(server, method, path, { key: pro.secret, body: json(body) })
+        return [answer.status, answer.body.error?.code, answer.body.error?.parameter]
+      }
+      const refused = (parameter: string) => [400, "invalid_request", parameter]
+      const created = await call(server, "POST", "/api/v1/watches", { key: pro.secret, body: json({ name: "input" }) })
+      expect(created.status).toBe(201)
+      const one = `/api/v1/watches/${created.body.id}`
+      for (const [method, path] of [["POST", "/api/v1/watches"], ["PATCH", one]] as const) {
+        expect(await refusal(method, path, { name: "nul\u0000name" })).toEqual(refused("name"))
+        expect(await refusal(method, path, { name: "lone \ud800" })).toEqual(refused("name"))
+        expect(await refusal(method, path, { name: "x", query: { q: "cof\u0000fee" } })).toEqual(refused("query.q"))
+        expect(await refusal(method, path, { name: "x", query: { category: ["tech", "\udc00"] } })).toEqual(refused("query.category"))
+        expect(await refusal(method, path, { name: "x", webhook_url: "https://hooks.example/\u0000" })).toEqual(refused("webhook_url"))
+        expect(await refusal(method, path, { name: "x", query: { tldd: "io" } })).toEqual(refused("query.tldd"))
+        expect(await refusal(method, path, { name: "x", query: { checkedDays: 7 } })).toEqual(refused("query.checkedDays"))
+        expect(await refusal(method, path, { name: 5 })).toEqual(refused("name"))
+        expect(await refusal(method, path, { name: "x", query: [] })).toEqual(refused("query"))
+        expect(await refusal(method, path, { name: "x", colour: "red" })).toEqual(refused("colour"))
+      }
+      expect(await refusal("PATCH", one, { paused: "yes" })).toEqual(refused("paused"))
+      expect(await refusal("POST", "/api/v1/watches", { name: "x", paused: true })).toEqual(refused("paused"))
+      const notJson = await call(server, "POST", "/api/v1/watches", { key: pro.secret, body: "{name" })
+      expect([notJson.status, notJson.body.error?.parameter]).toEqual([400, "body"])
+      expect((await call(server, "GET", one, { key: pro.secret })).body).toMatchObject({ name: "input", query: {}, paused: false })
+    })
+
+    it("a watch hears nothing of listings it could read before it began when another account reveals them; a new import matches", async () => {
+      const business = await account(server, "business", "watch-privacy")
+      const pro = await account(server, "pro", "watch-revealer")
+      const suffix = Math.random().toString(36).slice(2, 8)
+      const old = [1, 2, 3, 4, 5].map((n) => listing({ domain: `weeks-old-${n}-${suffix}.com`, discoveredAt: Date.now() - 21 * 86_400_000 }))
+      await addListings(server, old)
+      const created = await call(server, "POST", "/api/v1/watches", { key: business.secret, body: json({ name: "everything" }) })
+      expect(created.status).toBe(201)
+      const matched = async () =>
+        (await call(server, "GET", `/api/v1/watches/${created.body.id}/matches`, { key: business.secret })).body.data.map((m: any) => m.listing?.id)
+      for (const row of old) expect((await call(server, "POST", `/api/v1/domains/${row.id}/reveal`, { key: pro.secret })).status).toBe(200)
+      // The worker polls every 50 ms here: many rounds pass with nothing to record.
+      expect(await eventually(async () => (await matched()).length > 0, 1_500)).toBe(false)
+      expect(await matched()).toEqual([])
+      const fresh = listing({ domain: `imported-after-${suffix}.com` })
+      await addListings(server, [fresh])
+      expect(await eventually(async () => (await matched()).length > 0)).toBe(true)
+      expect(await matched()).toEqual([fresh.id])
+    })
+
     it("over the plan's number of watches is 403 watch_limit_reached with the limit", async () => {
       const free = await account(server, "free", "watch-limit")
       expect((await call(server, "POST", "/api/v1/watches", { key: free.secret, body: json({ name: "one" }) })).status).toBe(201)

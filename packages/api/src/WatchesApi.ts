@@ -17,7 +17,7 @@ const QueryBody = Schema.Record(
   Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String)])
 ).annotate({
   description:
-    "The `GET /domains` filters by parameter name (`tld`, `category`, `rsMin`, `q`, …), each as the query string would carry it; a number, a boolean or (for comma-separated filters) an array of texts is read as that text. Validated by the same schema, with the same messages; the refused one is named `query.<name>`. `cursor`, `since`, `sort` and `limit` are refused: a watch sees each listing once, as it becomes readable. Omitted or `{}`: every listing.",
+    "The `GET /domains` filters by parameter name (`tld`, `category`, `rsMin`, `q`, …), each as the query string would carry it; a number, a boolean or (for comma-separated filters) an array of texts is read as that text. Validated by the same schema, with the same messages; the refused one is named `query.<name>`. `cursor`, `since`, `sort` and `limit` are refused: a watch sees each listing once, as it becomes readable. `checkedDays` is refused: any account's reveal moves the check it reads, so a watch on it would tell its owner what other accounts did. A name that is not a filter is refused (unlike `GET /domains`, which ignores it). Omitted or `{}`: every listing.",
   examples: [{ tld: "com", rsMin: 40, category: "tech,food" }]
 })
 
@@ -30,7 +30,11 @@ export const CreateWatchBody = Schema.Struct({
   name: Schema.String.annotate({ description: "1 to 100 characters" }),
   query: Schema.optionalKey(QueryBody),
   webhook_url: Schema.optionalKey(WebhookUrl)
-}).annotate({ identifier: "CreateWatch" })
+}).annotate({
+  identifier: "CreateWatch",
+  description:
+    "Any other key, a field of another type, or text with a NUL character or a lone surrogate is 400 `invalid_request` naming the field (`name`, `query.<name>`, `webhook_url`)."
+})
 
 export const PatchWatchBody = Schema.Struct({
   name: Schema.optionalKey(Schema.String.annotate({ description: "1 to 100 characters" })),
@@ -42,7 +46,11 @@ export const PatchWatchBody = Schema.Struct({
   paused: Schema.optionalKey(Schema.Boolean.annotate({
     description: "`true`: record no matches until `false`. `false` also resumes a webhook paused after failed deliveries."
   }))
-}).annotate({ identifier: "PatchWatch" })
+}).annotate({
+  identifier: "PatchWatch",
+  description:
+    "Any other key, a field of another type, or text with a NUL character or a lone surrogate is 400 `invalid_request` naming the field (`name`, `query.<name>`, `webhook_url`, `paused`)."
+})
 
 export const MatchesQuery = Schema.Struct({
   cursor: Schema.optionalKey(Schema.String.annotate({ description: "Opaque value from `next_cursor`" })),
@@ -55,7 +63,7 @@ export class WatchesGroup extends HttpApiGroup.make("watches").add(
     success: WatchView.CreatedWatchView.annotate({ httpApiStatus: 201 }),
     error: [...CommonErrors, InvalidRequestError, WatchLimitReachedError]
   }).annotate(OpenApi.Summary, "Create a watch")
-    .annotate(OpenApi.Description, "201 with the watch; with a `webhook_url`, its signing secret `webhook_secret` (`whsec_…`), shown this once. Over the plan's number of watches: 403 `watch_limit_reached`."),
+    .annotate(OpenApi.Description, "201 with the watch; with a `webhook_url`, its signing secret `webhook_secret` (`whsec_…`), shown this once. Over the plan's number of watches: 403 `watch_limit_reached`. A listing matches only when, at or after the watch's creation, it becomes readable to the account and passes the filters (it enters the directory or comes back, or the account's plan's access delay ends), or the operator changes a listing the account can already read so that it newly passes them; never through what other accounts do. Matches are kept for the server's retention (90 days by default)."),
   HttpApiEndpoint.get("list", "/watches", {
     success: WatchView.WatchList,
     error: CommonErrors

@@ -1,4 +1,4 @@
-import { Clock, Context, Deferred, Effect, Exit, Layer, Metric, Result } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Layer, Metric, Result, Schedule } from "effect"
 import { Mac, SecureRandom } from "effect/crypto"
 import { Base64Url } from "effect/encoding"
 import type { Caller } from "./Directory.ts"
@@ -9,8 +9,8 @@ import { isListingId } from "./domain/Ids.ts"
 import { type ListingView, toListingView } from "./domain/Listing.ts"
 import type { ListFilters } from "./domain/ListQuery.ts"
 import { effectivePlan, type PlanLimits } from "./domain/Plan.ts"
-import { type Instant, toIso } from "./domain/Time.ts"
-import { type Candidate, decodeName, decodeQuery, filtersOf, planRound, type QueryText } from "./domain/Watch.ts"
+import { DAY, HOUR, type Instant, toIso } from "./domain/Time.ts"
+import { type Candidate, decodeCreate, decodePatch, filtersOf, planRound, type QueryText } from "./domain/Watch.ts"
 import type {
   AttemptList,
   CreatedWatchView,
@@ -47,6 +47,8 @@ export interface WatchSettings {
   readonly leaseMs: number
   /** Deliveries in flight at once per worker. */
   readonly concurrency: number
+  /** `DROPSHELF_WATCH_RETENTION_DAYS`: matches (with their deliveries) and attempts older than this are pruned. */
+  readonly retentionDays: number
 }
 
 export const DEFAULT_SETTINGS: WatchSettings = {
@@ -54,7 +56,8 @@ export const DEFAULT_SETTINGS: WatchSettings = {
   pollMs: 1_000,
   batch: 500,
   leaseMs: 60_000,
-  concurrency: 16
+  concurrency: 16,
+  retentionDays: 90
 }
 
 export const WatchSettingsRef = Context.Reference<WatchSettings>("@dropshelf/core/WatchSettings", {
@@ -66,20 +69,6 @@ export const DEFAULT_MATCH_PAGE = 50
 export const MAX_MATCH_PAGE = 250
 /** Attempts `GET /watches/{id}/deliveries` shows. */
 export const ATTEMPTS_SHOWN = 100
-
-export interface CreateWatch {
-  readonly name: unknown
-  readonly query?: unknown
-  readonly webhook_url?: unknown
-}
-
-export interface PatchWatch {
-  readonly name?: unknown
-  readonly query?: unknown
-  /** A URL sets (or re-enables) the webhook; null removes it. */
-  readonly webhook_url?: unknown
-  readonly paused?: unknown
-}
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 const idFrom = (prefix: string, bytes: Uint8Array) => prefix + Array.from(bytes, (byte) => ALPHABET[byte % 62]).join("")
@@ -122,11 +111,12 @@ const seqOf = (cursor: string): number | undefined => {
  * A match's listing is rendered when it is read or delivered, as the account reads it then.
  */
 export class Watches extends Context.Service<Watches, {
-  readonly create: (caller: Caller, body: CreateWatch) => Effect.Effect<CreatedWatchView, InvalidRequest | WatchLimitReached>
+  /** A new watch from a JSON body or a tool's arguments, read by `Watch.decodeCreate`. */
+  readonly create: (caller: Caller, body: unknown) => Effect.Effect<CreatedWatchView, InvalidRequest | WatchLimitReached>
   readonly list: (caller: Caller) => Effect.Effect<WatchList>
   readonly get: (caller: Caller, watchId: string) => Effect.Effect<WatchView, WatchNotFound>
   /** The watch as changed; with `webhook_secret` when the change gave it a webhook (and so a secret) it did not have. */
-  readonly update: (caller: Caller, watchId: string, patch: PatchWatch) => Effect.Effect<CreatedWatchView, InvalidRequest | WatchNotFound>
+  readonly update: (caller: Caller, watchId: string, body: unknown) => Effect.Effect<CreatedWatchView, InvalidRequest | WatchNotFound>
   readonly remove: (caller: Caller, watchId: string) => Effect.Effect<void, WatchNotFound>
   readonly rotateSecret: (caller: Caller, watchId: string) => Effect.Effect<RotatedSecretView, WatchNotFound | InvalidRequest>
   readonly matches: (
@@ -148,10 +138,14 @@ export class Watches extends Context.Service<Watches, {
   readonly releaseLeases: Effect.Effect<number>
   /** Samples the delivery queue into the `dropshelf.webhooks.*` gauges. */
   readonly sampleQueue: Effect.Effect<void>
+  /** Deletes matches (with their deliveries and attempts) and attempts older than the retention. */
+  readonly prune: Effect.Effect<{ readonly matches: number; readonly attempts: number }>
 }>()("@dropshelf/core/Watches") {
   /**
    * The worker: matching and delivery rounds, back to back while they find work, then every
-   * `pollMs`, for as long as the layer lives. A failed round is logged and the next one runs.
+   * `pollMs`, for as long as the layer lives; and the pruning of matches and attempts past the
+   * retention, once at start and then hourly, as `Directory.layerPruning` prunes tombstones. A
+   * failed round is logged and the next one runs.
    */
   static readonly layerWorker: Layer.Layer<never, never, Watches> = Layer.effectDiscard(Effect.gen(function*() {
     const watches = yield* Watches
@@ -173,6 +167,12 @@ export class Watches extends Context.Service<Watches, {
     })
     yield* loop(matching, "matching", Effect.sleep(settings.pollMs))
     yield* loop(Effect.as(watches.sampleQueue, 0), "queue sampling", Effect.sleep(settings.pollMs))
+    yield* watches.prune.pipe(
+      Effect.asVoid,
+      Effect.catchCause((cause) => Effect.logWarning("dropshelf: pruning watch matches failed", cause)),
+      Effect.repeat(Schedule.spaced(HOUR)),
+      Effect.forkScoped
+    )
     yield* loop(
       watches.deliverRound,
       "delivery",
@@ -214,16 +214,17 @@ export class Watches extends Context.Service<Watches, {
         return { url, secret: yield* newSecret, previousSecret: null, previousSecretUntil: null, state: "active", stateReason: null } satisfies WebhookRecord
       })
 
-      const create = Effect.fnUntraced(function*(caller: Caller, body: CreateWatch) {
-        const name = yield* Effect.fromResult(decodeName(body.name))
-        const query = yield* Effect.fromResult(decodeQuery(body.query))
-        const webhook = body.webhook_url === undefined || body.webhook_url === null ? null : yield* webhookFor(body.webhook_url)
+      const create = Effect.fnUntraced(function*(caller: Caller, body: unknown) {
+        const input = yield* Effect.fromResult(decodeCreate(body))
+        const name = input.name
+        const queryText = input.query?.text ?? {}
+        const webhook = input.webhookUrl === undefined || input.webhookUrl === null ? null : yield* webhookFor(input.webhookUrl)
         const now = yield* Clock.currentTimeMillis
         const watch: WatchRecord = {
           id: yield* newId("wch_"),
           accountId: caller.accountId,
           name,
-          query: query.text,
+          query: queryText,
           webhook,
           paused: false,
           createdAt: now,
@@ -243,20 +244,17 @@ export class Watches extends Context.Service<Watches, {
         return toWatchView(yield* own(caller, watchId), yield* Clock.currentTimeMillis)
       })
 
-      const update = Effect.fnUntraced(function*(caller: Caller, watchId: string, patch: PatchWatch) {
+      const update = Effect.fnUntraced(function*(caller: Caller, watchId: string, body: unknown) {
         yield* own(caller, watchId)
-        const name = patch.name === undefined ? undefined : yield* Effect.fromResult(decodeName(patch.name))
-        const query = patch.query === undefined ? undefined : yield* Effect.fromResult(decodeQuery(patch.query))
-        if (patch.paused !== undefined && typeof patch.paused !== "boolean") {
-          return yield* new InvalidRequest({ parameter: "paused", message: "paused accepts true or false" })
-        }
-        const newWebhook = patch.webhook_url === undefined || patch.webhook_url === null ? undefined : yield* webhookFor(patch.webhook_url)
+        const patch = yield* Effect.fromResult(decodePatch(body))
+        const { name, query } = patch
+        const newWebhook = patch.webhookUrl === undefined || patch.webhookUrl === null ? undefined : yield* webhookFor(patch.webhookUrl)
         const now = yield* Clock.currentTimeMillis
         let issued: string | undefined
         const updated = yield* store.update(caller.accountId, watchId, (current) => {
           let webhook = current.webhook
           issued = undefined
-          if (patch.webhook_url === null) webhook = null
+          if (patch.webhookUrl === null) webhook = null
           else if (newWebhook !== undefined) {
             // A new URL keeps the secret the owner already holds; it re-enables the webhook.
             if (current.webhook === null) issued = newWebhook.secret
@@ -271,7 +269,7 @@ export class Watches extends Context.Service<Watches, {
             ...current,
             ...(name === undefined ? {} : { name }),
             ...(query === undefined ? {} : { query: query.text }),
-            ...(typeof patch.paused === "boolean" ? { paused: patch.paused } : {}),
+            ...(patch.paused === undefined ? {} : { paused: patch.paused }),
             webhook,
             updatedAt: now
           }
@@ -470,7 +468,10 @@ export class Watches extends Context.Service<Watches, {
         deliverRound,
         settings,
         releaseLeases: store.releaseLeases,
-        sampleQueue
+        sampleQueue,
+        prune: Effect.flatMap(Clock.currentTimeMillis, (now) => store.prune(now - settings.retentionDays * DAY)).pipe(
+          Effect.withSpan("Watches.prune")
+        )
       })
     })
   )

@@ -45,7 +45,12 @@ export const make = (options: {
       generations.set(after.id, (generations.get(after.id) ?? 0) + 1)
     }
     // Only while some watch exists: a directory nobody watches keeps no queue.
-    if (watches.size > 0) events.push({ seq: ++sequence, listingId: after.id, dueAt: after.updatedAt, kind: "change" })
+    if (watches.size === 0) return
+    events.push(
+      before === undefined
+        ? { seq: ++sequence, listingId: after.id, dueAt: after.updatedAt, kind: "insert" }
+        : { seq: ++sequence, listingId: after.id, dueAt: after.updatedAt, kind: "update", previous: before }
+    )
   }
 
   const own = (accountId: string, watchId: string) => {
@@ -135,7 +140,7 @@ export const make = (options: {
         }
         const round = plan(
           due.map((event) => ({
-            event: { listingId: event.listingId, dueAt: event.dueAt, kind: event.kind },
+            event: { listingId: event.listingId, dueAt: event.dueAt, kind: event.kind, previous: event.previous },
             listing: options.findListing(event.listingId),
             generation: generations.get(event.listingId) ?? 0
           })),
@@ -234,6 +239,29 @@ export const make = (options: {
             }
           }
         }
+      }),
+    prune: (before) =>
+      Effect.sync(() => {
+        let prunedMatches = 0
+        let prunedAttempts = 0
+        const gone = new Set<string>()
+        for (let i = matches.length - 1; i >= 0; i--) {
+          const match = matches[i]!
+          if (match.matchedAt >= before) continue
+          matches.splice(i, 1)
+          matchKeys.delete(matchKey(match.watchId, match.listingId, match.generation))
+          jobs.delete(match.id)
+          gone.add(match.id)
+          prunedMatches++
+        }
+        for (let i = attempts.length - 1; i >= 0; i--) {
+          const attempt = attempts[i]!
+          if (attempt.at >= before && !gone.has(attempt.eventId)) continue
+          attempts.splice(i, 1)
+          // Counted as the SQL store counts them: by age (a pruned match's later attempts go uncounted).
+          if (attempt.at < before) prunedAttempts++
+        }
+        return { matches: prunedMatches, attempts: prunedAttempts }
       })
   })
 

@@ -82,7 +82,7 @@ describe("Watches: the resource", () => {
         const refused = yield* Effect.flip(watches.create(caller, { name: "w", query: { [excluded]: "x" } }))
         assert.strictEqual(refused._tag === "InvalidRequest" && refused.parameter, `query.${excluded}`)
       }
-      const created = yield* watches.create(caller, { name: " Cheap .com ", query: { tld: "COM", rsMin: 40, featured: false, category: ["tech", "food"], nonsense: "ignored" } })
+      const created = yield* watches.create(caller, { name: " Cheap .com ", query: { tld: "COM", rsMin: 40, featured: false, category: ["tech", "food"] } })
       assert.deepStrictEqual(created.query, { category: "tech,food", featured: "false", rsMin: "40", tld: "com" })
       assert.strictEqual(created.name, "Cheap .com")
       assert.strictEqual(created.webhook, null)
@@ -474,4 +474,52 @@ describe("Watches: webhook delivery (Standard Webhooks v1)", () => {
         verify(rotated.webhook_secret, afterwards)
         assert.throws(() => verify(created.webhook_secret!, afterwards))
       })))
+})
+
+describe("Watches: retention", () => {
+  it.effect("prune deletes the matches and attempts older than the retention's days, and keeps the others", () =>
+    run(Effect.gen(function*() {
+      const watches = yield* Watches.Watches
+      const { caller } = yield* callerOn("business")
+      const watch = yield* watches.create(caller, { name: "all", webhook_url: "https://receiver.example/hook" })
+      yield* TestClock.adjust(1000)
+      yield* load(listing("RETAINED"))
+      yield* drain
+      assert.strictEqual((yield* watches.deliveries(caller, watch.id)).data.length, 1)
+      yield* TestClock.adjust(Watches.DEFAULT_SETTINGS.retentionDays * DAY - 2000)
+      yield* load(listing("RETAINE2"))
+      yield* drain
+      assert.deepStrictEqual(yield* watches.prune, { matches: 0, attempts: 0 })
+      yield* TestClock.adjust(3000)
+      assert.deepStrictEqual(yield* watches.prune, { matches: 1, attempts: 1 })
+      assert.deepStrictEqual((yield* watches.matches(caller, watch.id, {})).data.map((match) => match.listing?.id), ["RETAINE2"])
+      assert.strictEqual((yield* watches.deliveries(caller, watch.id)).data.length, 1)
+    })))
+})
+
+describe("Watches: input", () => {
+  it.effect("create and change refuse unknown fields and query names, wrong types, and text that cannot be stored, naming each", () =>
+    run(Effect.gen(function*() {
+      const watches = yield* Watches.Watches
+      const { caller } = yield* callerOn("pro")
+      const refused = (effect: Effect.Effect<unknown, { readonly _tag: string }>) =>
+        Effect.map(Effect.flip(effect), (error) => (error as { readonly parameter?: string }).parameter)
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "a\u0000b" })), "name")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "lone \ud800" })), "name")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "x", query: { q: "cof\u0000fee" } })), "query.q")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "x", query: { category: ["tech", "\udc00"] } })), "query.category")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "x", webhook_url: "https://a.example/\u0000" })), "webhook_url")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "x", query: { tldd: "io" } })), "query.tldd")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "x", query: { checkedDays: 7 } })), "query.checkedDays")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: 5 })), "name")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "x", query: [] })), "query")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "x", paused: false })), "paused")
+      assert.strictEqual(yield* refused(watches.create(caller, { name: "x", extra: 1 })), "extra")
+      const watch = yield* watches.create(caller, { name: "x" })
+      assert.strictEqual(yield* refused(watches.update(caller, watch.id, { paused: "yes" })), "paused")
+      assert.strictEqual(yield* refused(watches.update(caller, watch.id, { name: "a\u0000" })), "name")
+      assert.strictEqual(yield* refused(watches.update(caller, watch.id, { query: { tld: "i\u0000o" } })), "query.tld")
+      assert.strictEqual(yield* refused(watches.update(caller, watch.id, { nmae: "y" })), "nmae")
+      assert.strictEqual((yield* watches.get(caller, watch.id)).name, "x")
+    })))
 })

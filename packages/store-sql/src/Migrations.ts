@@ -402,6 +402,43 @@ const runningHoldsByEnd = statements(
   `ALTER INDEX holds_running_by_end RENAME TO holds_running`
 )
 
+/*
+ * 0015: a watch matches only what makes a listing readable to its account, or an operator's
+ * change that makes a readable listing newly fit (docs/decisions/0012-watches.md), so the
+ * events tell an insert from an update and carry the row before an update. The old row is kept
+ * as jsonb (`to_jsonb`), read back with `jsonb_populate_record(NULL::listings, previous)`: a
+ * column of the listings row type would block every later ALTER TABLE listings. Events recorded
+ * before keep `change` and no previous version. Matches and attempts are pruned by age.
+ */
+const watchEventVersions = statements(
+  `ALTER TABLE watch_events ADD COLUMN previous jsonb`,
+  `ALTER TABLE watch_events DROP CONSTRAINT watch_events_kind_check`,
+  `ALTER TABLE watch_events ADD CONSTRAINT watch_events_kind_check CHECK (kind IN ('change', 'clock', 'insert', 'update'))`,
+  `CREATE OR REPLACE FUNCTION dropshelf_watch_listings_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF EXISTS (SELECT 1 FROM watches) THEN
+      INSERT INTO watch_events (listing_id, due_at, kind) SELECT id, updated_at, 'insert' FROM new_rows;
+    END IF;
+    RETURN NULL;
+  END
+  $$`,
+  `CREATE OR REPLACE FUNCTION dropshelf_watch_listings_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO listing_generations (listing_id, generation)
+      SELECT n.id, 1 FROM new_rows n JOIN old_rows o ON o.id = n.id
+      WHERE o.status IN ('sold', 'blocked', 'delisted') AND n.status NOT IN ('sold', 'blocked', 'delisted')
+      ON CONFLICT (listing_id) DO UPDATE SET generation = listing_generations.generation + 1;
+    IF EXISTS (SELECT 1 FROM watches) THEN
+      INSERT INTO watch_events (listing_id, due_at, kind, previous)
+        SELECT n.id, n.updated_at, 'update', to_jsonb(o) FROM new_rows n JOIN old_rows o ON o.id = n.id;
+    END IF;
+    RETURN NULL;
+  END
+  $$`,
+  `CREATE INDEX watch_matches_by_time ON watch_matches (matched_at)`,
+  `CREATE INDEX watch_delivery_attempts_by_time ON watch_delivery_attempts (attempted_at)`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -415,7 +452,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0011_search_statistics": searchStatistics,
   "0012_running_holds": runningHolds,
   "0013_tld_latest": tldLatest,
-  "0014_running_holds_by_end": runningHoldsByEnd
+  "0014_running_holds_by_end": runningHoldsByEnd,
+  "0015_watch_event_versions": watchEventVersions
 }
 
 const run = Migrator.make({})

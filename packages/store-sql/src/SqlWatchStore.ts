@@ -21,6 +21,9 @@ type WatchRecord = WatchStore.WatchRecord
 const WATCH_COLUMNS = `w.id, w.account_id, w.name, w.query, w.paused, w.webhook_url, w.webhook_secret,
   w.webhook_previous_secret, w.webhook_previous_until, w.webhook_state, w.webhook_state_reason, w.created_at, w.updated_at`
 
+/** Matches, or attempts, deleted per statement in `prune`. */
+const PRUNE_CHUNK = 1000
+
 /** Advisory-lock namespace of per-account watch limits. */
 const ACCOUNT_WATCH_LOCK = 0x77_61_74_63 // "watc"
 
@@ -116,17 +119,25 @@ export const make = Effect.gen(function*() {
   const matchRound: WatchStore.WatchStore["Service"]["matchRound"] = ({ limit, now, plan }) =>
     sql.withTransaction(Effect.gen(function*() {
       const at = toDate(now)
-      const taken = yield* sql<Row>`WITH due AS (
+      // The row before an update comes back as listing columns, read as any listing row is.
+      const taken = yield* sql`WITH due AS (
           SELECT seq FROM watch_events WHERE due_at <= ${at} ORDER BY due_at, seq LIMIT ${limit} FOR UPDATE SKIP LOCKED
+        ),
+        taken AS (
+          DELETE FROM watch_events e USING due WHERE e.seq = due.seq
+          RETURNING e.seq, e.listing_id, e.due_at, e.kind, e.previous
         )
-        DELETE FROM watch_events e USING due WHERE e.seq = due.seq
-        RETURNING e.seq, e.listing_id, e.due_at, e.kind`
+        SELECT taken.seq, taken.listing_id, taken.due_at, taken.kind, p.*
+        FROM taken LEFT JOIN LATERAL (
+          SELECT ${sql.literal(COLUMNS)} FROM jsonb_populate_record(NULL::listings, taken.previous)
+        ) p ON taken.previous IS NOT NULL`.values
       if (taken.length === 0) return { events: 0, matches: 0 }
       const events = taken.map((row) => ({
-        seq: int(row.seq),
-        listingId: String(row.listing_id),
-        dueAt: instant(row.due_at),
-        kind: row.kind as Watch.DueEvent["kind"]
+        seq: int(row[0]),
+        listingId: String(row[1]),
+        dueAt: instant(row[2]),
+        kind: row[3] as Watch.DueEvent["kind"],
+        previous: row[4] === null || row[4] === undefined ? undefined : toRecord(row.slice(4))
       })).sort((a, b) => a.dueAt - b.dueAt || a.seq - b.seq)
       const ids = [...new Set(events.map((event) => event.listingId))]
       const listingRows = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${ids}::text[])`.values
@@ -146,7 +157,7 @@ export const make = Effect.gen(function*() {
         }))
       const round = plan(
         events.map((event) => ({
-          event: { listingId: event.listingId, dueAt: event.dueAt, kind: event.kind },
+          event: { listingId: event.listingId, dueAt: event.dueAt, kind: event.kind, previous: event.previous },
           listing: listings.get(event.listingId),
           generation: generations.get(event.listingId) ?? 0
         })),
@@ -239,6 +250,37 @@ export const make = Effect.gen(function*() {
       }
     })).pipe(Effect.orDie)
 
+  /**
+   * In statements of PRUNE_CHUNK matches, by the index of their time: on the embedded database
+   * every request waits for the one connection, so no statement should run long. Old attempts
+   * first, so they are counted; a match's delivery and later attempts go with it (ON DELETE CASCADE).
+   */
+  const prune: WatchStore.WatchStore["Service"]["prune"] = (before) =>
+    Effect.gen(function*() {
+      const at = toDate(before)
+      let matches = 0
+      let attempts = 0
+      while (true) {
+        const rows = yield* sql<Row>`WITH doomed AS (
+            SELECT event_id, attempt FROM watch_delivery_attempts WHERE attempted_at < ${at} ORDER BY attempted_at LIMIT ${PRUNE_CHUNK}
+          ), deleted AS (
+            DELETE FROM watch_delivery_attempts a USING doomed WHERE a.event_id = doomed.event_id AND a.attempt = doomed.attempt RETURNING 1
+          ) SELECT (SELECT count(*) FROM doomed) AS found, (SELECT count(*) FROM deleted) AS pruned`
+        attempts += int(rows[0]!.pruned)
+        if (int(rows[0]!.found) < PRUNE_CHUNK) break
+      }
+      while (true) {
+        const rows = yield* sql<Row>`WITH doomed AS (
+            SELECT id FROM watch_matches WHERE matched_at < ${at} ORDER BY matched_at LIMIT ${PRUNE_CHUNK}
+          ), deleted AS (
+            DELETE FROM watch_matches m USING doomed WHERE m.id = doomed.id RETURNING 1
+          ) SELECT (SELECT count(*) FROM doomed) AS found, (SELECT count(*) FROM deleted) AS pruned`
+        matches += int(rows[0]!.pruned)
+        if (int(rows[0]!.found) < PRUNE_CHUNK) break
+      }
+      return { matches, attempts }
+    }).pipe(Effect.orDie, Effect.withSpan("SqlWatchStore.prune"))
+
   /** The watches of every account asked for, each account's oldest first. */
   const forAccounts = (accountIds: ReadonlyArray<string>) =>
     sql<Row>`SELECT ${watchColumns} FROM watches w WHERE w.account_id = ANY(${[...new Set(accountIds)]}::text[])
@@ -315,7 +357,8 @@ export const make = Effect.gen(function*() {
       Effect.map((rows) => rows.length),
       Effect.orDie
     ),
-    finishAttempt
+    finishAttempt,
+    prune
   })
 })
 

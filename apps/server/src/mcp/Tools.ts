@@ -193,8 +193,8 @@ const WATCH_TOOLS: ReadonlyArray<ToolDefinition> = [
     success: WatchView.CreatedWatchView,
     annotations: annotations("Create a watch"),
     operation: "read",
-    run: (_directory, caller, _rate, args, watches) =>
-      watches.create(caller, { name: args.name, query: args.query, ...(args.webhook_url === undefined ? {} : { webhook_url: args.webhook_url }) })
+    // The arguments as sent: the core's decoder refuses an unknown or mistyped one, as REST does.
+    run: (_directory, caller, _rate, args, watches) => watches.create(caller, args)
   },
   {
     name: "list_watches",

@@ -86,10 +86,11 @@ export interface CandidateRow {
  * watch once per listing generation; a match and its delivery job are written in one step with
  * the events that made them; a due event or delivery is taken by one worker at a time.
  *
- * Every write of a listing (upsert, delist, availability stamp) records a change event: the
+ * Every write of a listing (upsert, delist, availability stamp) records an event: `insert` for a
+ * new row, `update` with the row's previous version for an existing one (`Watch.DueEvent`); the
  * memory store as part of the write, the SQL store with a trigger on `listings` (so an import
- * by COPY is seen too). A listing that comes back from sold, blocked or delisted (to active or
- * draft) starts its next generation.
+ * by COPY is seen too). The stores only record; `Watch.isMatch` decides. A listing that comes
+ * back from sold, blocked or delisted (to active or draft) starts its next generation.
  */
 export class WatchStore extends Context.Service<WatchStore, {
   /** Adds the watch unless the account already has `limit` watches. */
@@ -151,4 +152,9 @@ export class WatchStore extends Context.Service<WatchStore, {
    * (`Exhausted`) or disabling it (`Gone`) with the reason; or failed alone (`Failed`).
    */
   readonly finishAttempt: (attempt: AttemptRecord, outcome: AttemptOutcome) => Effect.Effect<void>
+  /**
+   * Deletes matches recorded before `before`, with their deliveries and attempts, and delivery
+   * attempts made before it; returns how many matches and attempts went.
+   */
+  readonly prune: (before: Instant) => Effect.Effect<{ readonly matches: number; readonly attempts: number }>
 }>()("@dropshelf/core/WatchStore") {}

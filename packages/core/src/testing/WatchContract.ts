@@ -1,15 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
+import fc from "fast-check"
 import type { ListingId } from "../domain/Ids.ts"
-import type { StoredPlan } from "../domain/Plan.ts"
+import { Plans, type StoredPlan } from "../domain/Plan.ts"
 import { DAY, HOUR } from "../domain/Time.ts"
-import { filtersOf, planRound } from "../domain/Watch.ts"
+import { filtersOf, planRound, type QueryText } from "../domain/Watch.ts"
 import { AccountStore } from "../ports/AccountStore.ts"
+import { HoldStore } from "../ports/HoldStore.ts"
 import { ListingStore } from "../ports/ListingStore.ts"
+import { RevealStore } from "../ports/RevealStore.ts"
 import { type WatchRecord, WatchStore } from "../ports/WatchStore.ts"
 import { listingInput } from "./fixtures.ts"
 
-export type WatchStores = ListingStore | AccountStore | WatchStore
+export type WatchStores = ListingStore | AccountStore | WatchStore | HoldStore | RevealStore
 
 /*
  * The watch store's contract, run by every adapter with its own layer (built afresh per test).
@@ -34,7 +37,54 @@ const watchOf = (accountId: string, overrides: Partial<WatchRecord> = {}): Watch
 
 const webhook = { url: "https://example.com/hook", secret: "whsec_c2VjcmV0", previousSecret: null, previousSecretUntil: null, state: "active", stateReason: null } as const
 
-export const suite = (name: string, layer: Layer.Layer<WatchStores>) => {
+const sleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
+/*
+ * A scenario of the privacy property: operator writes, other accounts' actions, watches created
+ * among them (each at the moment it is created, as a watch is) and rounds, then rounds as the
+ * clock runs past every plan's delay. The listings' discovery offsets and the rounds' are whole
+ * hours apart, so no instant the rule compares falls within seconds of another: the runs of a
+ * scenario happen at different wall-clock moments and must compare alike.
+ */
+type Step =
+  | { readonly op: "watch"; readonly plan: StoredPlan; readonly filtered: boolean }
+  | { readonly op: "write"; readonly slot: number; readonly fits: boolean; readonly blurb: number }
+  | { readonly op: "delist"; readonly slot: number }
+  | { readonly op: "reveal"; readonly slot: number }
+  | { readonly op: "hold"; readonly slot: number }
+  | { readonly op: "round" }
+
+const SLOTS = 3
+const DISCOVERED_OFFSETS = [-30 * DAY, -7 * DAY - 2 * HOUR, -6 * DAY - HOUR, -DAY - 2 * HOUR, -20 * HOUR, -HOUR]
+
+const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ op: fc.constant("write" as const), slot: fc.nat(SLOTS - 1), fits: fc.boolean(), blurb: fc.nat(2) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("delist" as const), slot: fc.nat(SLOTS - 1) }) },
+  { weight: 5, arbitrary: fc.record({ op: fc.constant("reveal" as const), slot: fc.nat(SLOTS - 1) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("hold" as const), slot: fc.nat(SLOTS - 1) }) },
+  { weight: 2, arbitrary: fc.constant({ op: "round" as const }) }
+)
+
+const watchArbitrary = fc.record({
+  op: fc.constant("watch" as const),
+  plan: fc.constantFrom<StoredPlan>("free", "pro", "business"),
+  filtered: fc.boolean()
+})
+
+/** Steps with one to three watches created among them, at arbitrary places. */
+export const scenarioArbitrary = fc.record({
+  discovered: fc.array(fc.constantFrom(...DISCOVERED_OFFSETS), { minLength: SLOTS, maxLength: SLOTS }),
+  steps: fc.array(stepArbitrary, { minLength: 1, maxLength: 12 }),
+  watches: fc.array(fc.tuple(fc.nat(6), watchArbitrary), { minLength: 1, maxLength: 3 })
+}).map(({ discovered, steps, watches }) => {
+  const all: Array<Step> = [...steps]
+  for (const [at, watch] of watches) all.splice(at % (all.length + 1), 0, watch)
+  return { discovered, steps: all }
+})
+
+type Scenario = typeof scenarioArbitrary extends fc.Arbitrary<infer T> ? T : never
+
+export const suite = (name: string, layer: Layer.Layer<WatchStores>, options: { readonly propertyRuns?: number } = {}) => {
   const run = <A, E>(effect: Effect.Effect<A, E, WatchStores>) => Effect.provide(effect, layer)
 
   const account = (plan: StoredPlan) =>
@@ -49,6 +99,63 @@ export const suite = (name: string, layer: Layer.Layer<WatchStores>) => {
         plan: (due, candidates) =>
           planRound(due, candidates.map((row) => ({ ...row, filters: filtersOf(row.query) })), now)
       }))
+
+  /**
+   * Plays a scenario on a fresh store; with `others`, other accounts also reveal (the
+   * availability stamp) and hold. Returns each watch's matches (listing ids, a repeat per
+   * generation), which must not depend on `others`.
+   */
+  const playScenario = (scenario: Scenario, others: boolean) =>
+    Effect.gen(function*() {
+      const store = yield* WatchStore
+      const listings = yield* ListingStore
+      const holds = yield* HoldStore
+      const reveals = yield* RevealStore
+      const base = Date.now()
+      const other = yield* account("pro")
+      const ids = Array.from({ length: SLOTS }, (_, slot) => `PRIVACY${slot}`)
+      const created: Array<WatchRecord> = []
+      for (const step of scenario.steps) {
+        switch (step.op) {
+          case "write":
+            yield* listings.upsert([listingInput(ids[step.slot]!, {
+              domain: `privacy${step.slot}.${step.fits ? "com" : "net"}`,
+              discoveredAt: base + scenario.discovered[step.slot]!,
+              blurb: `version ${step.blurb}`
+            })])
+            break
+          case "delist":
+            yield* listings.delist([ids[step.slot]! as ListingId], "delisted")
+            break
+          case "reveal":
+            if (!others) break
+            if ((yield* listings.stampAvailability(ids[step.slot]! as ListingId, Date.now())) !== undefined) {
+              yield* reveals.record({ accountId: other.id, listingId: ids[step.slot]!, at: Date.now(), charge: undefined })
+            }
+            break
+          case "hold":
+            if (!others || (yield* listings.find(ids[step.slot]! as ListingId)) === undefined) break
+            yield* Effect.ignore(holds.acquire({ accountId: other.id, listingId: ids[step.slot]!, plan: Plans.pro, now: Date.now() }))
+            break
+          case "watch": {
+            // Apart from the writes around it, so that a creation "now" is before or after each of them in every run.
+            yield* sleep(3)
+            const at = Date.now()
+            const query: QueryText = step.filtered ? { tld: "com" } : {}
+            created.push(yield* store.create(watchOf((yield* account(step.plan)).id, { query, createdAt: at, updatedAt: at }), 10))
+            yield* sleep(3)
+            break
+          }
+          case "round":
+            yield* round(Date.now() + 1000)
+        }
+      }
+      // The clock runs past every plan's delay.
+      for (const ahead of [12 * HOUR, DAY + 30 * 60_000, 3 * DAY, 6 * DAY + 12 * HOUR, 8 * DAY]) yield* round(Date.now() + ahead)
+      const result: Array<ReadonlyArray<string>> = []
+      for (const watch of created) result.push((yield* store.matches(watch.id, undefined, 100)).map((row) => row.listingId).sort())
+      return result
+    })
 
   describe(`${name}: watches`, () => {
     it.live("keeps each account under its limit and shows an account only its own watches", () =>
@@ -226,6 +333,104 @@ export const suite = (name: string, layer: Layer.Layer<WatchStores>) => {
         })
         assert.strictEqual((yield* store.find(a.id, hooked.id))!.webhook?.state, "disabled")
         assert.isFalse(yield* store.resend(hooked.id, "msg_nosuch", now))
+      })))
+
+    it.live("a watch never tells its owner what other accounts did: its matches are the same without their reveals and holds (property)", () =>
+      Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(scenarioArbitrary, async (scenario) => {
+            const withOthers = await Effect.runPromise(run(playScenario(scenario, true)))
+            const without = await Effect.runPromise(run(playScenario(scenario, false)))
+            assert.deepStrictEqual(withOthers, without)
+          }),
+          { numRuns: options.propertyRuns ?? 100 }
+        )
+      ), 600_000)
+
+    it.live("an operator's change that makes a readable listing newly fit matches; one that keeps it fitting, or a reveal, does not", () =>
+      run(Effect.gen(function*() {
+        const store = yield* WatchStore
+        const listings = yield* ListingStore
+        const discovered = Date.now() - 20 * DAY
+        yield* listings.upsert([
+          listingInput("NEWLYFT1", { domain: "newly-fits.net", discoveredAt: discovered }),
+          listingInput("FITTED01", { domain: "fitted-before.com", discoveredAt: discovered })
+        ])
+        yield* sleep(5)
+        const created = Date.now()
+        const business = yield* store.create(watchOf((yield* account("business")).id, { query: { tld: "com" }, createdAt: created, updatedAt: created }), 10)
+        yield* sleep(5)
+        const matched = () => Effect.map(store.matches(business.id, undefined, 10), (rows) => rows.map((row) => row.listingId))
+        yield* listings.stampAvailability("FITTED01" as ListingId, Date.now())
+        yield* listings.upsert([listingInput("FITTED01", { domain: "fitted-before.com", discoveredAt: discovered, blurb: "changed" })])
+        yield* round(Date.now() + 1000)
+        assert.deepStrictEqual(yield* matched(), [])
+        yield* listings.upsert([listingInput("NEWLYFT1", { domain: "newly-fits.com", discoveredAt: discovered })])
+        yield* round(Date.now() + 1000)
+        assert.deepStrictEqual(yield* matched(), ["NEWLYFT1"])
+      })))
+
+    it.live("listings readable before the watch do not match when another account reveals them", () =>
+      run(Effect.gen(function*() {
+        const store = yield* WatchStore
+        const listings = yield* ListingStore
+        const ids = ["OLDREVL1", "OLDREVL2", "OLDREVL3"]
+        yield* listings.upsert(ids.map((id) => listingInput(id, { discoveredAt: Date.now() - 21 * DAY })))
+        yield* sleep(5)
+        const created = Date.now()
+        const business = yield* store.create(watchOf((yield* account("business")).id, { createdAt: created, updatedAt: created }), 10)
+        for (const id of ids) yield* listings.stampAvailability(id as ListingId, Date.now())
+        yield* round(Date.now() + 1000)
+        yield* round(Date.now() + 8 * DAY)
+        assert.deepStrictEqual(yield* store.matches(business.id, undefined, 10), [])
+      })))
+
+    it.live("another plan's access delay ending does not match a watch whose account could read the listing before it began", () =>
+      run(Effect.gen(function*() {
+        const store = yield* WatchStore
+        const listings = yield* ListingStore
+        // A watch exists already, so the write is recorded with its follow-ups.
+        yield* store.create(watchOf((yield* account("free")).id, { query: { tld: "org" } }), 10)
+        const discovered = Date.now() - 12 * HOUR
+        yield* listings.upsert([listingInput("PRODELAY", { discoveredAt: discovered })])
+        yield* round(Date.now() + 1000)
+        yield* sleep(5)
+        const created = Date.now()
+        const business = yield* store.create(watchOf((yield* account("business")).id, { createdAt: created, updatedAt: created }), 10)
+        const pro = yield* store.create(watchOf((yield* account("pro")).id, { createdAt: created, updatedAt: created }), 10)
+        yield* round(discovered + DAY)
+        assert.deepStrictEqual((yield* store.matches(business.id, undefined, 10)).length, 0)
+        assert.deepStrictEqual((yield* store.matches(pro.id, undefined, 10)).map((row) => row.listingId), ["PRODELAY"])
+      })))
+
+    it.live("pruning removes matches recorded before the cut with their deliveries and attempts, and older attempts", () =>
+      run(Effect.gen(function*() {
+        const store = yield* WatchStore
+        const listings = yield* ListingStore
+        const a = yield* account("business")
+        const hooked = yield* store.create(watchOf(a.id, { webhook }), 10)
+        yield* listings.upsert([listingInput("PRUNED01")])
+        const old = Date.now() + 1000
+        yield* round(old)
+        const [first] = yield* store.matches(hooked.id, undefined, 10)
+        yield* store.finishAttempt({ eventId: first!.id, attempt: 1, at: old, durationMs: 5, statusCode: 200, error: null }, { _tag: "Delivered" })
+        yield* listings.upsert([listingInput("PRUNED02")])
+        const recent = old + 10 * DAY
+        yield* round(recent)
+        const [, second] = yield* store.matches(hooked.id, undefined, 10)
+        yield* store.finishAttempt({ eventId: second!.id, attempt: 1, at: recent - 5 * DAY, durationMs: 5, statusCode: 500, error: null }, {
+          _tag: "Retry",
+          at: recent
+        })
+        yield* store.finishAttempt({ eventId: second!.id, attempt: 2, at: recent, durationMs: 5, statusCode: 200, error: null }, { _tag: "Delivered" })
+        const pruned = yield* store.prune(recent - DAY)
+        assert.deepStrictEqual(pruned, { matches: 1, attempts: 2 })
+        assert.deepStrictEqual((yield* store.matches(hooked.id, undefined, 10)).map((row) => row.listingId), ["PRUNED02"])
+        assert.strictEqual(yield* store.findMatch(hooked.id, first!.id), undefined)
+        assert.strictEqual(yield* store.findDelivery(hooked.id, first!.id), undefined)
+        assert.deepStrictEqual((yield* store.attempts(hooked.id, 10)).map((x) => [x.eventId, x.attempt]), [[second!.id, 2]])
+        assert.strictEqual((yield* store.findDelivery(hooked.id, second!.id))?.state, "delivered")
+        assert.deepStrictEqual(yield* store.prune(recent - DAY), { matches: 0, attempts: 0 })
       })))
 
     it.live("removing a watch removes its matches and deliveries", () =>
