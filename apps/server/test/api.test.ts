@@ -1002,13 +1002,13 @@ for (const adapter of adapters) {
           category: "lists the codes listings carry",
           source: "lists the codes listings carry"
         })) expect(described[name], name).toContain(field)
-        // The since feed's horizon: the parameter says it, the list answers 410 since_too_old, /me names it.
-        expect(described.since).toContain("since_too_old")
+        // The since feed's horizon: the parameter says it, the list answers 400 naming since with oldest_since, /me names it.
+        expect(described.since).toContain("oldest_since")
         const list = operations.find(({ method, path }) => method === "get" && path === "/api/v1/domains")!.operation
-        expect(Object.keys(list.responses)).toContain("410")
-        const gone = list.responses["410"].content["application/json"].schema.$ref.replace("#/components/schemas/", "")
-        expect(JSON.stringify(spec.components.schemas[gone])).toContain("since_too_old")
-        expect(operations.filter(({ operation }) => operation.responses?.["410"] !== undefined).map(({ path }) => path)).toEqual(["/api/v1/domains"])
+        expect(Object.keys(list.responses)).not.toContain("410")
+        const invalid = list.responses["400"].content["application/json"].schema.$ref.replace("#/components/schemas/", "")
+        expect(JSON.stringify(spec.components.schemas[invalid])).toContain("oldest_since")
+        expect(JSON.stringify(spec)).not.toContain("since_too_old")
         expect(spec.components.schemas.Me.properties.since_horizon_days).toBeDefined()
         // Outside /api/v1: no key, never counted, so no rate-limit headers.
         const unkeyed = ["/", "/healthz", "/readyz"]

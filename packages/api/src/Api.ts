@@ -14,7 +14,6 @@ import {
   PayloadTooLargeError,
   RequestTimeoutError,
   ServerError,
-  SinceTooOldError,
   UnauthorizedError,
   RateLimitedError,
   SnapshotLimitedError,
@@ -103,7 +102,7 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
   HttpApiEndpoint.get("list", "/domains", {
     query: ListQuery.ListQuerySchema,
     success: Listing.PageView,
-    error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError, SinceTooOldError]
+    error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError]
   }).annotate(HttpApi.QueryParseOptions, ListQuery.LIST_QUERY_PARSE_OPTIONS)
     .annotate(OpenApi.Summary, "Page of listings, or changes since a watermark")
     .annotate(OpenApi.Description, "Default order is ascending listing id. Reads never spend a reveal. Follow `next_cursor` until it is null, keeping filters and `sort` fixed for a run."),

@@ -148,7 +148,7 @@ export const ListQueryParameters = {
   ),
   since: parameter(
     Schema.Number,
-    "Business plan only (others get 402 `upgrade_required`). ISO 8601 instant; inclusive match on `updated_at`; pages include tombstones; ordered by id. Pass the `synced_at` of the first page of the previous run. At most the feed's horizon old (30 days unless the operator sets another; `since_horizon_days` in `GET /me`), one day more on pages that follow a cursor: an older one gets 410 `since_too_old`, and the consumer resynchronises with a full run.",
+    "Business plan only (others get 402 `upgrade_required`). ISO 8601 instant; inclusive match on `updated_at`; pages include tombstones; ordered by id. Pass the `synced_at` of the first page of the previous run. At most the feed's horizon old (30 days unless the operator sets another; `since_horizon_days` in `GET /me`), one day more on pages that follow a cursor: an older one gets 400 `invalid_request` naming `since`, with `oldest_since` and `horizon_days`, and the consumer resynchronises with a full run.",
     (text) =>
       parseIsoInstant(text) === undefined
         ? `since accepts an ISO 8601 instant with an offset, such as 2026-11-01T00:00:00.000Z${got(text)}`
