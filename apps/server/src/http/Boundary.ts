@@ -368,8 +368,10 @@ export const boundary = <E, R>(
 }
 
 /**
- * The request's one log line: `logError` for a 5xx that is ours, `logInfo` otherwise; its
- * metrics; and the key's prefix on the request's span (never the secret).
+ * The request's one log line: `logError` for a 5xx that is ours, `logInfo` otherwise (a 503 is
+ * not a fault: `/readyz` answering "not ready", whose cause is logged when it changes, or a
+ * request abandoned by its client); its metrics; and the key's prefix on the request's span
+ * (never the secret).
  */
 const logAnswer = Effect.fnUntraced(function*(answer: {
   readonly method: string
@@ -391,7 +393,7 @@ const logAnswer = Effect.fnUntraced(function*(answer: {
   const span = yield* Effect.serviceOption(Tracer.ParentSpan)
   if (keyPrefix !== null && span._tag === "Some") yield* Effect.annotateCurrentSpan(KEY_PREFIX_ATTRIBUTE, keyPrefix)
   const line = `${answer.method} ${answer.pathname} ${answer.status}`
-  yield* (answer.status >= 500 && !answer.abandoned ? Effect.logError(line) : Effect.logInfo(line)).pipe(
+  yield* (answer.status >= 500 && answer.status !== 503 ? Effect.logError(line) : Effect.logInfo(line)).pipe(
     Effect.annotateLogs({
       method: answer.method,
       path: answer.pathname,

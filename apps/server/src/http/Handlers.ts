@@ -226,11 +226,11 @@ const IndexHandlers = HttpApiBuilder.group(
   "index",
   Effect.fn(function*(handlers) {
     const lifecycle = yield* Health.Lifecycle
-    const dependencies = yield* Health.Dependencies
+    const readiness = Health.makeReadiness(lifecycle, yield* Health.Dependencies)
     return handlers
       .handle("index", () => Effect.succeed(INDEX))
       .handle("healthz", () => Effect.succeed({ status: "ok" } as const))
-      .handle("readyz", () => Health.readiness(lifecycle, dependencies))
+      .handle("readyz", () => readiness)
   })
 )
 
