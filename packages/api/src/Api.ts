@@ -239,7 +239,7 @@ export class DropshelfApi extends HttpApi.make("dropshelf")
     title: "dropshelf — expired-domain directory API",
     version: API_VERSION,
     description:
-      "A read-and-reserve JSON API over a directory of expired and dropped domain names with backlinks. Every endpoint under `/api/v1` needs `Authorization: Bearer <API_KEY>`. Every refusal is the JSON envelope `{\"error\": {\"code\", \"message\", ...}}`.",
+      "A read-and-reserve JSON API over a directory of expired and dropped domain names with backlinks. Every endpoint under `/api/v1` needs `Authorization: Bearer <API_KEY>`. Every refusal is the JSON envelope `{\"error\": {\"code\", \"message\", ...}}`. Every answer to a request with a valid key, under `/api/v1` and on the MCP endpoint `/mcp` (which shares the key's counter), carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`, and counts against the key's per-minute window, except a 304 to a conditional read and the GET an MCP client probes `/mcp` with for a stream (answered 405): those show the window as it stands, uncounted.",
     transform: finishDocument(CONDITIONAL_READS)
   }))
 {}
