@@ -1,5 +1,5 @@
 import { Effect, Record, Result, Schema, SchemaTransformation } from "effect"
-import { type Directory, Errors, Hold, Idempotency, Listing, ListQuery, Me, type RateLimiter, type Watches, WatchView } from "@dropshelf/core"
+import { type Directory, Errors, Hold, Idempotency, Listing, ListQuery, Me, type RateLimiter, Text, type Watches, WatchView } from "@dropshelf/core"
 import { ErrorCode, HoldCode, RevealCode } from "@dropshelf/api/ApiErrors"
 import type { DomainError, Operation } from "../http/ErrorMapping.ts"
 
@@ -140,11 +140,14 @@ const searchArguments = (args: Record<string, unknown>): Effect.Effect<ListQuery
 const ListingIdInput = Schema.String.annotate({ description: "Listing id: 8 characters, case-sensitive (the `id` of a listing)" })
 const HoldIdInput = Schema.String.annotate({ description: "Hold id, as returned by hold_listing or list_holds (`hold.id`)" })
 
-/** A required string argument, or the refusal the REST API gives for a bad parameter. */
+/**
+ * A required string argument, or the refusal the REST API gives for a bad parameter. An id is
+ * looked up in the store, so it must be storable text (a path cannot carry what is not).
+ */
 const stringArg = (args: Record<string, unknown>, name: string, accepts: string) => {
   const value = args[name]
   return typeof value === "string" && value.length > 0
-    ? Effect.succeed(value)
+    ? Effect.fromResult(Text.storable(name, value))
     : Effect.fail(new Errors.InvalidRequest({ parameter: name, message: `${name} is required and accepts ${accepts}` }))
 }
 
