@@ -36,8 +36,8 @@ describe("DROPSHELF_SINCE_HORIZON_DAYS", () => {
       expect((await get("/api/v1/me")).body.since_horizon_days).toBe(7)
       const since = new Date(Date.now() - 8 * 86_400_000).toISOString()
       const refused = await get(`/api/v1/domains?since=${since}`)
-      expect(refused.status).toBe(410)
-      expect(refused.body.error).toMatchObject({ code: "since_too_old", horizon_days: 7 })
+      expect(refused.status).toBe(400)
+      expect(refused.body.error).toMatchObject({ code: "invalid_request", parameter: "since", horizon_days: 7 })
     } finally {
       await server.stop()
     }

@@ -1002,13 +1002,36 @@ for (const adapter of adapters) {
           category: "lists the codes listings carry",
           source: "lists the codes listings carry"
         })) expect(described[name], name).toContain(field)
-        // The since feed's horizon: the parameter says it, the list answers 410 since_too_old, /me names it.
-        expect(described.since).toContain("since_too_old")
+        // The since feed's horizon: the parameter says it, the list answers 400 naming since with oldest_since, /me names it.
+        expect(described.since).toContain("oldest_since")
         const list = operations.find(({ method, path }) => method === "get" && path === "/api/v1/domains")!.operation
-        expect(Object.keys(list.responses)).toContain("410")
-        const gone = list.responses["410"].content["application/json"].schema.$ref.replace("#/components/schemas/", "")
-        expect(JSON.stringify(spec.components.schemas[gone])).toContain("since_too_old")
-        expect(operations.filter(({ operation }) => operation.responses?.["410"] !== undefined).map(({ path }) => path)).toEqual(["/api/v1/domains"])
+        expect(Object.keys(list.responses)).not.toContain("410")
+        const invalid = list.responses["400"].content["application/json"].schema.$ref.replace("#/components/schemas/", "")
+        expect(JSON.stringify(spec.components.schemas[invalid])).toContain("oldest_since")
+        expect(JSON.stringify(spec)).not.toContain("since_too_old")
+        // The spec's endpoints answer only its eight codes; the refusals of an Idempotency-Key (409, 422) need that header.
+        const eight = ["invalid_request", "unauthorized", "upgrade_required", "forbidden", "not_found", "method_not_allowed", "rate_limited", "server_error"]
+        const specOperations = ["account.me", "domains.list", "domains.get", "domains.reveal", "domains.hold", "holds.list", "holds.extend", "holds.end", "meta.openapi"]
+        const resolved = (schema: any): any => schema.$ref === undefined ? schema : resolved(spec.components.schemas[schema.$ref.split("/").pop()])
+        const codesOf = (schema: any): Array<string> => {
+          const body = resolved(schema)
+          const members = body.anyOf ?? body.oneOf
+          if (members !== undefined) return members.flatMap(codesOf)
+          const code = body.properties?.error?.properties?.code
+          return code === undefined ? [] : code.const !== undefined ? [code.const] : code.enum
+        }
+        const answered = operations.filter(({ operation }) => specOperations.includes(operation.operationId))
+        expect(answered).toHaveLength(specOperations.length)
+        for (const { operation } of answered) {
+          for (const [status, response] of Object.entries<any>(operation.responses)) {
+            const schema = response.content?.["application/json"]?.schema
+            if (schema === undefined || status.startsWith("2")) continue
+            const codes = codesOf(schema)
+            expect(codes.length, `${operation.operationId} ${status}`).toBeGreaterThan(0)
+            const allowed = status === "409" || status === "422" ? [`idempotency_key_${status === "409" ? "in_use" : "reused"}`] : eight
+            for (const code of codes) expect(allowed, `${operation.operationId} ${status}`).toContain(code)
+          }
+        }
         expect(spec.components.schemas.Me.properties.since_horizon_days).toBeDefined()
         // Outside /api/v1: no key, never counted, so no rate-limit headers.
         const unkeyed = ["/", "/healthz", "/readyz"]

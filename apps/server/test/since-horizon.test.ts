@@ -1,6 +1,7 @@
 /**
  * Black-box tests of the since feed's horizon on every storage adapter: a `since` older than the
- * horizon is 410 `since_too_old` (REST and the MCP tool alike), a run's cursor pages get a day
+ * horizon is 400 `invalid_request` naming `since` with `oldest_since` and `horizon_days` (REST
+ * and the MCP tool alike), a run's cursor pages get a day
  * more, `/me` names the horizon on the business plan, a pruned tombstone leaves the feed and its
  * id imported again is a new listing, and every answer is as the served document describes.
  */
@@ -38,14 +39,15 @@ for (const adapter of adapters) {
     const domains = (query: Record<string, string>, key = business.secret) =>
       call(server, "GET", `/api/v1/domains?${new URLSearchParams({ q: word, ...query })}`, { key })
 
-    it("a since inside the horizon is served; one past it is 410 since_too_old, naming since, the oldest accepted and the horizon", async () => {
+    it("a since inside the horizon is served; one past it is 400 invalid_request, naming since, the oldest accepted and the horizon", async () => {
       const inside = await domains({ since: iso(Date.now() - 10 * DAY + MINUTE) })
       expect(inside.status).toBe(200)
       expect(inside.body.data.map((row: { id: string }) => row.id).sort()).toEqual(rows.map((row) => row.id).sort())
       const before = Date.now()
       const past = await domains({ since: iso(before - 10 * DAY - MINUTE) })
-      expect(past.status).toBe(410)
-      expect(past.body.error).toMatchObject({ code: "since_too_old", parameter: "since", horizon_days: 10 })
+      expect(past.status).toBe(400)
+      expect(past.body.error).toMatchObject({ code: "invalid_request", parameter: "since", horizon_days: 10 })
+      expect(past.body.error.message).toMatch(/^since accepts /)
       const oldest = Date.parse(past.body.error.oldest_since)
       expect(oldest).toBeGreaterThanOrEqual(before - 10 * DAY)
       expect(oldest).toBeLessThanOrEqual(Date.now() - 10 * DAY)
@@ -62,8 +64,8 @@ for (const adapter of adapters) {
       expect(graced.status).toBe(200)
       expect(graced.body.data).toHaveLength(1)
       const past = await domains({ since: iso(Date.now() - 11 * DAY - MINUTE), limit: "1", cursor })
-      expect(past.status).toBe(410)
-      expect(past.body.error.code).toBe("since_too_old")
+      expect(past.status).toBe(400)
+      expect(past.body.error).toMatchObject({ code: "invalid_request", parameter: "since" })
     })
 
     it("a plan without the feed is still told to upgrade, whatever the since", async () => {
@@ -114,7 +116,8 @@ for (const adapter of adapters) {
           arguments: { q: word, since: iso(Date.now() - 10 * DAY - MINUTE) }
         })) as CallToolResult & { structuredContent: any }
         expect(result.isError).toBe(true)
-        expect(result.structuredContent.error).toMatchObject({ code: "since_too_old", parameter: "since", horizon_days: 10 })
+        expect(result.structuredContent.error).toMatchObject({ code: "invalid_request", parameter: "since", horizon_days: 10 })
+        expect(result.structuredContent.error.oldest_since).toBeTypeOf("string")
         const me = (await client.callTool({ name: "me", arguments: {} })) as CallToolResult & { structuredContent: any }
         expect(me.structuredContent.since_horizon_days).toBe(10)
       } finally {
@@ -125,8 +128,8 @@ for (const adapter of adapters) {
     it("every answer is as the served document describes", async () => {
       const spec = (await call(server, "GET", "/api/v1/openapi.json", { key: business.secret })).body
       const since = spec.paths["/api/v1/domains"].get.parameters.find((parameter: { name: string }) => parameter.name === "since")
-      expect(since.description ?? since.schema.description).toMatch(/since_too_old/)
-      expect(Object.keys(spec.paths["/api/v1/domains"].get.responses)).toContain("410")
+      expect(since.description ?? since.schema.description).toMatch(/invalid_request. naming .since/)
+      expect(Object.keys(spec.paths["/api/v1/domains"].get.responses)).not.toContain("410")
       expect(conformanceProblems(spec, server.exchanges)).toEqual([])
     })
   })

@@ -123,6 +123,32 @@ for (const adapter of adapters) {
       expect((await call(server, "GET", "/api/v1/domains?limit=1", { key: key.secret })).status).toBe(200)
     })
 
+    it("a HEAD spends none of the hourly snapshots, and carries the headers a GET does", async () => {
+      const key = await account(server, "business", "snapshot-head")
+      const authorization = `Bearer ${key.secret}`
+      const same = ["content-type", "content-encoding", "vary", "content-length", "x-ratelimit-limit", "ratelimit-policy"]
+      const picked = (headers: Headers) => Object.fromEntries(same.map((name) => [name, headers.get(name)]))
+      for (const encoding of ["identity", "gzip"]) {
+        for (let i = 0; i < 4; i++) {
+          const head = await fetch(`${server.base}${SNAPSHOT}`, { method: "HEAD", headers: { authorization, "accept-encoding": encoding } })
+          expect(head.status, `HEAD ${i + 1}`).toBe(200)
+          expect(await head.text()).toBe("")
+        }
+        const head = await fetch(`${server.base}${SNAPSHOT}`, { method: "HEAD", headers: { authorization, "accept-encoding": encoding } })
+        const get = await fetch(`${server.base}${SNAPSHOT}`, { headers: { authorization, "accept-encoding": encoding } })
+        expect(get.status, encoding).toBe(200)
+        await get.arrayBuffer()
+        expect(picked(head.headers), encoding).toEqual(picked(get.headers))
+      }
+      // The two GETs spent two of the four: a HEAD now tells the allowance is left, then spent.
+      const heads = async () => (await fetch(`${server.base}${SNAPSHOT}`, { method: "HEAD", headers: { authorization } })).status
+      expect(await heads()).toBe(200)
+      for (let i = 0; i < 2; i++) await rawGet(server, SNAPSHOT, { authorization })
+      expect(await heads()).toBe(429)
+      const free = await account(server, "free", "snapshot-head-free")
+      expect((await fetch(`${server.base}${SNAPSHOT}`, { method: "HEAD", headers: { authorization: `Bearer ${free.secret}` } })).status).toBe(402)
+    })
+
     it("shows a write made while it streams whole or not at all; the since feed from its watermark carries it", async () => {
       const key = await account(server, "business", "snapshot-consistent")
       const changed = [rows[0]!, rows[1_200]!, rows[2_299]!]

@@ -14,7 +14,6 @@ import {
   PayloadTooLargeError,
   RequestTimeoutError,
   ServerError,
-  SinceTooOldError,
   UnauthorizedError,
   RateLimitedError,
   SnapshotLimitedError,
@@ -103,7 +102,7 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
   HttpApiEndpoint.get("list", "/domains", {
     query: ListQuery.ListQuerySchema,
     success: Listing.PageView,
-    error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError, SinceTooOldError]
+    error: [...CommonErrors, InvalidRequestError, UpgradeRequiredError]
   }).annotate(HttpApi.QueryParseOptions, ListQuery.LIST_QUERY_PARSE_OPTIONS)
     .annotate(OpenApi.Summary, "Page of listings, or changes since a watermark")
     .annotate(OpenApi.Description, "Default order is ascending listing id. Reads never spend a reveal. Follow `next_cursor` until it is null, keeping filters and `sort` fixed for a run."),
@@ -112,7 +111,7 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
     success: HttpApiSchema.StreamNdjson({ schema: SnapshotLine }),
     error: [...CommonErrors, UpgradeRequiredError, SnapshotLimitedError]
   }).annotate(OpenApi.Summary, "Every listing at once, then the since watermark (NDJSON)")
-    .annotate(OpenApi.Description, "Business plan. Every listing the key can read, one JSON object a line as in a page's `data`, in no set order, all from one consistent state of the directory; the last line is `{\"synced_at\": …, \"listings\": n}`: continue with `GET /domains?since=<synced_at>`. A body without that line was cut short: start again. Read it at any pace, but a client that leaves written bytes unread for a minute, or has not finished after 30 minutes (the server's settings), is cut off. Gzip-compressed when `Accept-Encoding` names `gzip`. Counts as one request against the per-minute limit; 4 snapshots per account per wall-clock hour, then 429 `snapshot_limit_reached` with `Retry-After`."),
+    .annotate(OpenApi.Description, "Business plan. Every listing the key can read, one JSON object a line as in a page's `data`, in no set order, all from one consistent state of the directory; the last line is `{\"synced_at\": …, \"listings\": n}`: continue with `GET /domains?since=<synced_at>`. A body without that line was cut short: start again. Read it at any pace, but a client that leaves written bytes unread for a minute, or has not finished after 30 minutes (the server's settings), is cut off. Gzip-compressed when `Accept-Encoding` names `gzip`. Counts as one request against the per-minute limit; 4 snapshots per account per wall-clock hour, then 429 `snapshot_limit_reached` with `Retry-After`. A HEAD spends none of the four and answers a GET's headers without the body."),
   HttpApiEndpoint.get("get", "/domains/:id", {
     params: { id: ListingIdParam },
     success: Listing.ListingView,
@@ -240,7 +239,7 @@ export class DropshelfApi extends HttpApi.make("dropshelf")
     title: "dropshelf — expired-domain directory API",
     version: API_VERSION,
     description:
-      "A read-and-reserve JSON API over a directory of expired and dropped domain names with backlinks. Every endpoint under `/api/v1` needs `Authorization: Bearer <API_KEY>`. Every refusal is the JSON envelope `{\"error\": {\"code\", \"message\", ...}}`.",
+      "A read-and-reserve JSON API over a directory of expired and dropped domain names with backlinks. Every endpoint under `/api/v1` needs `Authorization: Bearer <API_KEY>`. Every refusal is the JSON envelope `{\"error\": {\"code\", \"message\", ...}}`. Every answer to a request with a valid key, under `/api/v1` and on the MCP endpoint `/mcp` (which shares the key's counter), carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`, and counts against the key's per-minute window, except a 304 to a conditional read and the GET an MCP client probes `/mcp` with for a stream (answered 405): those show the window as it stands, uncounted.",
     transform: finishDocument(CONDITIONAL_READS)
   }))
 {}

@@ -13,9 +13,10 @@ const Timestamp = Schema.String.annotate({
 
 /**
  * The complete set of `error.code` values: the spec's eight (its Errors section), the two of
- * idempotency keys added to them (docs/decisions/0010-idempotency-keys.md), the since feed's
- * horizon (docs/decisions/0011-since-horizon.md), the watch limit (docs/decisions/0012-watches.md),
- * and the bulk snapshot's hourly allowance (docs/decisions/0508-bulk-snapshot.md).
+ * idempotency keys added to them (docs/decisions/0010-idempotency-keys.md), the watch limit
+ * (docs/decisions/0012-watches.md), and the bulk snapshot's hourly allowance
+ * (docs/decisions/0508-bulk-snapshot.md). None of these can answer a spec endpoint's request
+ * that sends no `Idempotency-Key`.
  */
 export const ErrorCode = Schema.Literals([
   "invalid_request",
@@ -28,7 +29,6 @@ export const ErrorCode = Schema.Literals([
   "server_error",
   "idempotency_key_in_use",
   "idempotency_key_reused",
-  "since_too_old",
   "snapshot_limit_reached",
   "watch_limit_reached"
 ])
@@ -88,11 +88,20 @@ const revealCode = Schema.optionalKey(RevealCode)
 const holdCode = Schema.optionalKey(HoldCode)
 
 export class InvalidRequestError extends Schema.Error<InvalidRequestError>("InvalidRequestError")({
-  error: body("invalid_request", { parameter, hold_code: holdCode })
+  error: body("invalid_request", {
+    parameter,
+    hold_code: holdCode,
+    oldest_since: Schema.optionalKey(Timestamp.annotate({
+      description: "With `parameter: \"since\"` past the feed's horizon: the oldest `since` accepted when the request was answered"
+    })),
+    horizon_days: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
+      description: "With `oldest_since`: how many days back the since feed reaches (also `since_horizon_days` in `GET /me`)"
+    }))
+  })
 }, {
   httpApiStatus: 400,
   description:
-    "A documented parameter has a value the API cannot honour (the message names it and what it accepts), or the hold has used its extension (`ALREADY_EXTENDED`) or has ended (`HOLD_OVER`)."
+    "A documented parameter has a value the API cannot honour (the message names it and what it accepts), or the hold has used its extension (`ALREADY_EXTENDED`) or has ended (`HOLD_OVER`). A `since` older than the since feed's horizon names `since` and carries `oldest_since` and `horizon_days`: tombstones that old are pruned, so do not retry with the same `since`; resynchronise with a full run (no `since`, follow `next_cursor` to the end, replace your copy), then poll with the `synced_at` of that run's first page. Pages that follow a cursor get one more day, so a run that started inside the horizon is not refused halfway."
 }) {}
 
 export class UnauthorizedError extends Schema.Error<UnauthorizedError>("UnauthorizedError")({
@@ -158,20 +167,6 @@ export class IdempotencyKeyReusedError extends Schema.Error<IdempotencyKeyReused
   httpApiStatus: 422,
   description:
     "This account sent the `Idempotency-Key` within the last 24 hours with a different request (another method, path or body). Nothing was done: use a new key for a new request."
-}) {}
-
-export class SinceTooOldError extends Schema.Error<SinceTooOldError>("SinceTooOldError")({
-  error: body("since_too_old", {
-    parameter: Schema.Literal("since").annotate({ description: "Always `since`" }),
-    oldest_since: Timestamp.annotate({ description: "The oldest `since` accepted when the request was answered" }),
-    horizon_days: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({
-      description: "How many days back the since feed reaches (also `since_horizon_days` in `GET /me`)"
-    })
-  })
-}, {
-  httpApiStatus: 410,
-  description:
-    "`since` is older than the since feed's horizon: tombstones that old are pruned, so the changes since then cannot be told in full. Do not retry with the same `since`: resynchronise with a full run (no `since`, follow `next_cursor` to the end, replace your copy), then poll with the `synced_at` of that run's first page. Pages that follow a cursor get one more day, so a run that started inside the horizon is not refused halfway."
 }) {}
 
 export class MethodNotAllowedError extends Schema.Error<MethodNotAllowedError>("MethodNotAllowedError")({
@@ -242,7 +237,6 @@ export type ApiError =
   | NotFoundError
   | IdempotencyKeyInUseError
   | IdempotencyKeyReusedError
-  | SinceTooOldError
   | WatchLimitReachedError
   | MethodNotAllowedError
   | PayloadTooLargeError

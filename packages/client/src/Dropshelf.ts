@@ -97,8 +97,8 @@ export class Dropshelf {
      * The `since` feed (business plan): every listing changed at or after `since`, and a
      * tombstone (`status: "delisted"`) for each that left. `null` for a first run: the whole
      * directory, listings only. Other plans are refused 402 `upgrade_required`. A `since` older
-     * than the feed's horizon (`since_horizon_days` of `me()`, 30 days by default) is refused 410
-     * `since_too_old` (`DropshelfError.resyncRequired`): run `since(null)` again and replace the
+     * than the feed's horizon (`since_horizon_days` of `me()`, 30 days by default) is refused 400
+     * `invalid_request` naming `since` (`DropshelfError.resyncRequired`): run `since(null)` again and replace the
      * copy. A run that started inside the horizon is never refused halfway.
      */
     readonly since: (

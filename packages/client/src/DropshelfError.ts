@@ -29,7 +29,8 @@ export class DropshelfError extends Error {
   /** Every field of the envelope's `error`: `resets_at`, `expires_at`, `available_at`, `limit`, `parameter`, `retry_after`, `oldest_since`, `horizon_days`. */
   readonly fields: ErrorFields
   /**
-   * True on 410 `since_too_old`: the `since` is older than the feed's horizon, so this copy
+   * True on the 400 `invalid_request` that names `since` and carries `oldest_since`: the `since`
+   * is older than the feed's horizon, so this copy
    * cannot be brought up to date by changes; start a full run (`listings.since(null)`), replace
    * the copy with it, and keep that run's `syncedAt`.
    */
@@ -42,7 +43,7 @@ export class DropshelfError extends Error {
     this.revealCode = fields.reveal_code
     this.holdCode = fields.hold_code
     this.fields = fields
-    this.resyncRequired = fields.code === "since_too_old"
+    this.resyncRequired = fields.code === "invalid_request" && fields.parameter === "since" && fields.oldest_since !== undefined
   }
 
   /** The body as sent: `{"error": {...}}`. */

@@ -210,7 +210,7 @@ for (const adapter of adapters) {
       expect(refusal).toMatchObject({ status: 402, code: "upgrade_required", fields: { parameter: "since" } })
     })
 
-    it("refuses a since past the feed's horizon with 410 since_too_old, telling the caller to resynchronise, without retrying", async () => {
+    it("refuses a since past the feed's horizon with 400 invalid_request naming since, telling the caller to resynchronise, without retrying", async () => {
       const key = await account(server, "business", "client-feed-old")
       const recorded = recordingFetch()
       const me = await client(key.secret).me()
@@ -219,7 +219,8 @@ for (const adapter of adapters) {
       const refusal = await refusalOf((async () => {
         for await (const _ of feed) break
       })())
-      expect(refusal).toMatchObject({ status: 410, code: "since_too_old", resyncRequired: true, fields: { parameter: "since", horizon_days: 30 } })
+      expect(refusal).toMatchObject({ status: 400, code: "invalid_request", resyncRequired: true, fields: { parameter: "since", horizon_days: 30 } })
+      expect(refusal.fields.oldest_since).toBeTypeOf("string")
       expect(recorded.sent).toHaveLength(1)
       expect(feed.syncedAt).toBeUndefined()
     })

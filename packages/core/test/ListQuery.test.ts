@@ -208,6 +208,22 @@ describe("q", () => {
   })
 })
 
+describe("text that cannot be stored", () => {
+  it("is refused naming the parameter, whichever text parameter carries it, NUL or lone surrogate", () => {
+    const parameters = ["cursor", "limit", "since", "q", "tld", "category", "source", "rd", "ageMin", "checkedDays", "citabilityMin", "rsMin", "rsMax"]
+    fc.assert(fc.property(
+      fc.constantFrom(...parameters),
+      fc.string(),
+      fc.constantFrom(["\u0000", "NUL"], ["\ud800", "lone surrogate"], ["\udfff", "lone surrogate"]),
+      (parameter, text, [flaw, named]) => {
+        const error = refusal({ [parameter]: `${text}${flaw}` })
+        assert.strictEqual(error.parameter, parameter)
+        assert.include(error.message, named)
+      }
+    ))
+  })
+})
+
 describe("category and source", () => {
   it("read comma-separated codes", () => {
     assert.deepStrictEqual(decoded({ category: "tech,food" }).filters.categories, ["tech", "food"])

@@ -8,7 +8,7 @@ import { ApiKey, ListQuery, Quote, RateLimiter } from "@dropshelf/core"
 import { API_PREFIX, DropshelfApi } from "@dropshelf/api/Api"
 import type { ErrorFields } from "@dropshelf/api/ApiErrors"
 import { AddressGate, refusalOf } from "./AddressGate.ts"
-import { bearerOf, countRequest } from "./ApiKeyAuth.ts"
+import { bearerOf, countRequest, rateLimitHeaders } from "./ApiKeyAuth.ts"
 import { RequestId, requestIdOf, serverFaultMessage } from "./RequestId.ts"
 import * as Telemetry from "../Telemetry.ts"
 
@@ -157,14 +157,14 @@ const undecodable = (error: HttpApiError.HttpApiSchemaError) => {
   })
 }
 
-const tooLarge = () =>
+export const tooLarge = () =>
   errorResponse(413, {
     code: "invalid_request",
     message: `body accepts at most ${MAX_BODY_BYTES} bytes; no endpoint needs more`,
     parameter: "body"
   }, { connection: "close" })
 
-const isBodyTooLarge = (value: unknown) =>
+export const isBodyTooLarge = (value: unknown) =>
   HttpApiError.HttpApiPayloadTooLarge.is(value) ||
   (HttpServerError.isHttpServerError(value) && value.reason._tag === "RequestParseError" &&
     (value.reason as { reason?: string }).reason === "BodyTooLarge")
@@ -245,11 +245,22 @@ const keyPrefixOf = (secret: string | undefined): string | null =>
 const isCanonical = (url: string, pathname: string) =>
   url.startsWith("/") && !/\/\/|;|%|\/\.\.?(?:\/|$)/.test(pathname) && (pathname === "/" || !pathname.endsWith("/"))
 
+/** The MCP endpoint (mcp/McpRoute.ts counts each POST itself, as the REST key middleware does). */
+const MCP_PATH = "/mcp"
+
+const isUnder = (pathname: string, root: string) => pathname === root || pathname.startsWith(`${root}/`)
+
 /**
- * Paths whose every answer counts against the caller's key: the REST API. Not `/mcp`, where
- * an MCP client's probe for a server stream (a GET, answered 405) is part of connecting.
+ * Paths whose every answer to a valid key counts against it and carries its rate-limit headers:
+ * the REST API, its bare prefix included, and the MCP endpoint (spec, Limits rule 2).
  */
-const isKeyed = (pathname: string) => pathname.startsWith(`${API_PREFIX}/`)
+const isKeyed = (pathname: string) => isUnder(pathname, API_PREFIX) || isUnder(pathname, MCP_PATH)
+
+/**
+ * An MCP client's probe for a server stream, part of connecting (decision 0400): its 405 is told
+ * the key's window as it stands, without counting.
+ */
+const isStreamProbe = (method: string, pathname: string) => method === "GET" && pathname === MCP_PATH
 
 /**
  * Wraps the router's handler with the conventions every response shares. `outside` names the
@@ -276,7 +287,8 @@ export const boundary = <E, R>(
   const counted = Effect.fnUntraced(function*(
     request: HttpServerRequest.HttpServerRequest,
     secret: string,
-    response: HttpServerResponse.HttpServerResponse
+    response: HttpServerResponse.HttpServerResponse,
+    spend = true
   ) {
     const gate = yield* AddressGate
     const caller = yield* Effect.result(gate.authenticate(request, secret))
@@ -285,7 +297,13 @@ export const boundary = <E, R>(
       const refusal = refusalOf(caller.failure)
       return errorResponse(429, refusal.fields, refusal.headers)
     }
-    const { headers, refusal } = yield* countRequest(yield* RateLimiter.RateLimiter, caller.success)
+    const limiter = yield* RateLimiter.RateLimiter
+    if (!spend) {
+      const rate = yield* limiter.peek(caller.success.key.id, caller.success.plan.requestsPerMinute)
+      const { "retry-after": _refusalOnly, ...headers } = rateLimitHeaders(rate, yield* Clock.currentTimeMillis)
+      return HttpServerResponse.setHeaders(response, headers)
+    }
+    const { headers, refusal } = yield* countRequest(limiter, caller.success)
     return refusal === undefined ? HttpServerResponse.setHeaders(response, headers) : errorResponse(429, refusal, headers)
   })
 
@@ -329,7 +347,7 @@ export const boundary = <E, R>(
     response = enveloped(response, pathname, requestId)
     if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", WWW_AUTHENTICATE)
     if (beforeHandler && secret !== undefined && isKeyed(pathname)) {
-      response = yield* counted(request, secret, response)
+      response = yield* counted(request, secret, response, !isStreamProbe(method, pathname))
     }
     yield* logAnswer({ method, pathname, route: known?.template, status: response.status, started, secret, abandoned, fault })
     return response
@@ -368,8 +386,10 @@ export const boundary = <E, R>(
 }
 
 /**
- * The request's one log line: `logError` for a 5xx that is ours, `logInfo` otherwise; its
- * metrics; and the key's prefix on the request's span (never the secret).
+ * The request's one log line: `logError` for a 5xx that is ours, `logInfo` otherwise (a 503 is
+ * not a fault: `/readyz` answering "not ready", whose cause is logged when it changes, or a
+ * request abandoned by its client); its metrics; and the key's prefix on the request's span
+ * (never the secret).
  */
 const logAnswer = Effect.fnUntraced(function*(answer: {
   readonly method: string
@@ -391,7 +411,7 @@ const logAnswer = Effect.fnUntraced(function*(answer: {
   const span = yield* Effect.serviceOption(Tracer.ParentSpan)
   if (keyPrefix !== null && span._tag === "Some") yield* Effect.annotateCurrentSpan(KEY_PREFIX_ATTRIBUTE, keyPrefix)
   const line = `${answer.method} ${answer.pathname} ${answer.status}`
-  yield* (answer.status >= 500 && !answer.abandoned ? Effect.logError(line) : Effect.logInfo(line)).pipe(
+  yield* (answer.status >= 500 && answer.status !== 503 ? Effect.logError(line) : Effect.logInfo(line)).pipe(
     Effect.annotateLogs({
       method: answer.method,
       path: answer.pathname,

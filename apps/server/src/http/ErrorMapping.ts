@@ -8,7 +8,6 @@ import {
   IdempotencyKeyReusedError,
   InvalidRequestError,
   NotFoundError,
-  SinceTooOldError,
   SnapshotLimitedError,
   UnauthorizedError,
   UpgradeRequiredError,
@@ -52,7 +51,7 @@ export interface WireErrorOf {
   readonly InvalidRequest: InvalidRequestError
   readonly Unauthorized: UnauthorizedError
   readonly UpgradeRequired: UpgradeRequiredError
-  readonly SinceTooOld: SinceTooOldError
+  readonly SinceTooOld: InvalidRequestError
   readonly ListingNotFound: NotFoundError
   readonly QuotaExhausted: UpgradeRequiredError
   readonly FeaturedRequiresPro: UpgradeRequiredError
@@ -91,12 +90,12 @@ const TABLE: { readonly [K in DomainError["_tag"]]: Row<K> } = {
   UpgradeRequired: (e) =>
     new UpgradeRequiredError({ error: { code: "upgrade_required", message: e.message, parameter: e.feature } }),
   SinceTooOld: (e) =>
-    new SinceTooOldError({
+    new InvalidRequestError({
       error: {
-        code: "since_too_old",
-        message: `since ${iso(e.since)} is older than the since feed's horizon of ${e.horizonDays} days (the oldest accepted now is ${
+        code: "invalid_request",
+        message: `since accepts an instant at most the since feed's horizon of ${e.horizonDays} days old, now ${
           iso(e.oldestAccepted)
-        }): changes that old can no longer be told in full. Resynchronise with a full run (no since, follow next_cursor to the end), then poll with the synced_at of that run's first page`,
+        } or later; got ${iso(e.since)}, whose changes can no longer be told in full. Resynchronise with a full run (no since, follow next_cursor to the end), then poll with the synced_at of that run's first page`,
         parameter: "since",
         oldest_since: iso(e.oldestAccepted),
         horizon_days: e.horizonDays

@@ -1,4 +1,4 @@
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Stream } from "effect"
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import * as NodeStream from "@effect/platform-node/NodeStream"
@@ -99,10 +99,13 @@ const DomainsHandlers = HttpApiBuilder.group(
     const snapshotDeadlines = yield* SnapshotDeadlines
     const runFork = Effect.runForkWith(yield* Effect.context<never>())
 
-    /** The account's hourly allowance of snapshots, counted only for a caller whose plan has them. */
-    const startSnapshot = Effect.fnUntraced(function*(caller: Directory.Caller) {
+    /**
+     * The account's hourly allowance of snapshots, counted only for a caller whose plan has them.
+     * A HEAD reads no listing, so it only asks whether a GET would be allowed (`spend` false).
+     */
+    const startSnapshot = Effect.fnUntraced(function*(caller: Directory.Caller, spend: boolean) {
       const items = yield* directory.snapshot(caller)
-      const allowance = yield* limiter.hit(`snapshot:${caller.accountId}`, Plan.SNAPSHOTS_PER_HOUR, Time.HOUR)
+      const allowance = yield* (spend ? limiter.hit : limiter.peek)(`snapshot:${caller.accountId}`, Plan.SNAPSHOTS_PER_HOUR, Time.HOUR)
       if (!allowance.allowed) {
         const retryAfter = Math.max(1, Math.ceil((allowance.resetAt - (yield* Clock.currentTimeMillis)) / 1000))
         yield* HttpEffect.appendPreResponseHandler((_request, response) =>
@@ -128,8 +131,12 @@ const DomainsHandlers = HttpApiBuilder.group(
         }),
       snapshot: ({ request }) =>
         withCaller(({ caller }) =>
-          startSnapshot(caller).pipe(
+          startSnapshot(caller, request.method !== "HEAD").pipe(
             Effect.map((items) => {
+              const gzip = acceptsGzip(request.headers["accept-encoding"])
+              const headers = gzip ? { "content-encoding": "gzip", vary: "Accept-Encoding" } : { vary: "Accept-Encoding" }
+              // The GET's headers without its body: the stream (and the database's snapshot) is never started.
+              if (request.method === "HEAD") return HttpServerResponse.stream(Stream.empty, { contentType: "application/x-ndjson", headers })
               const response = streamedResponseOf(request)
               if (response !== undefined) {
                 closeAtDeadlines(response, snapshotDeadlines, (reason) =>
@@ -137,7 +144,6 @@ const DomainsHandlers = HttpApiBuilder.group(
                     Effect.annotateLogs({ key_prefix: caller.key.prefix })
                   )))
               }
-              const gzip = acceptsGzip(request.headers["accept-encoding"])
               // The body's buffers are reused once what they are written into has let go of them.
               let compressor: Gzip | undefined
               const bytes = snapshotBytes(items, () => gzip ? compressor : response)
@@ -145,10 +151,7 @@ const DomainsHandlers = HttpApiBuilder.group(
               const body = gzip
                 ? NodeStream.pipeThroughSimple(bytes, () => (compressor = createGzip({ level: zlibConstants.Z_BEST_SPEED })))
                 : bytes
-              return HttpServerResponse.stream(body, {
-                contentType: "application/x-ndjson",
-                headers: gzip ? { "content-encoding": "gzip", vary: "Accept-Encoding" } : { vary: "Accept-Encoding" }
-              })
+              return HttpServerResponse.stream(body, { contentType: "application/x-ndjson", headers })
             }),
             refuseAs("read")
           )),
@@ -223,11 +226,11 @@ const IndexHandlers = HttpApiBuilder.group(
   "index",
   Effect.fn(function*(handlers) {
     const lifecycle = yield* Health.Lifecycle
-    const dependencies = yield* Health.Dependencies
+    const readiness = Health.makeReadiness(lifecycle, yield* Health.Dependencies)
     return handlers
       .handle("index", () => Effect.succeed(INDEX))
       .handle("healthz", () => Effect.succeed({ status: "ok" } as const))
-      .handle("readyz", () => Health.readiness(lifecycle, dependencies))
+      .handle("readyz", () => readiness)
   })
 )
 

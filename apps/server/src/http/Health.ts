@@ -42,29 +42,52 @@ export class Lifecycle extends Context.Service<Lifecycle, {
 
 type Outcome = Readiness["checks"][string]
 
-const ask = (dependency: Dependency): Effect.Effect<readonly [string, Outcome]> =>
+/** Why a check failed, in a line: the error's message, never its stack. */
+const reasonOf = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  return error instanceof Error ? error.message : String(error)
+}
+
+const ask = (dependency: Dependency): Effect.Effect<readonly [string, Outcome, string | undefined]> =>
   dependency.check.pipe(
     Effect.timeout(CHECK_TIMEOUT),
-    Effect.as("ok" as Outcome),
+    Effect.as([dependency.name, "ok" as Outcome, undefined] as const),
     Effect.catchCause((cause) =>
-      // The reason goes to the log, not to a public answer: it may name hosts and users.
-      Effect.logWarning(`readiness: ${dependency.name} did not answer`, cause).pipe(
-        Effect.as((cause.reasons.some((reason) => reason._tag === "Fail" && Cause.isTimeoutError(reason.error)) ? "timeout" : "failed") as Outcome)
-      )
-    ),
-    Effect.map((outcome) => [dependency.name, outcome] as const)
+      Effect.succeed([
+        dependency.name,
+        (cause.reasons.some((reason) => reason._tag === "Fail" && Cause.isTimeoutError(reason.error)) ? "timeout" : "failed") as Outcome,
+        reasonOf(cause)
+      ] as const)
+    )
   )
 
-/** The answer of `/readyz`: every dependency asked at once; a `NotReadyError` (503) when draining or when one failed. */
-export const readiness = (
+/**
+ * The answer of `/readyz`: every dependency asked at once; a `NotReadyError` (503) when draining
+ * or when one failed. A load balancer asks every few seconds, so a dependency's state is logged
+ * when it changes (down once, with the reason; up again once), not on every probe. The reason
+ * goes to the log, not to the public answer: it may name hosts and users.
+ */
+export const makeReadiness = (
   lifecycle: Lifecycle["Service"],
   dependencies: ReadonlyArray<Dependency>
-): Effect.Effect<Readiness, NotReadyError> =>
-  Effect.gen(function*() {
+): Effect.Effect<Readiness, NotReadyError> => {
+  const down = new Set<string>()
+  return Effect.gen(function*() {
     if (lifecycle.draining) return yield* new NotReadyError({ status: "draining", failed: [], checks: {} })
     const outcomes = yield* Effect.forEach(dependencies, ask, { concurrency: "unbounded" })
-    const checks = Object.fromEntries(outcomes)
+    for (const [name, outcome, reason] of outcomes) {
+      if (outcome !== "ok" && !down.has(name)) {
+        down.add(name)
+        yield* Effect.logWarning(`readiness: ${name} did not answer (${outcome}); /readyz answers 503 until it does`).pipe(
+          Effect.annotateLogs({ dependency: name, reason })
+        )
+      } else if (outcome === "ok" && down.delete(name)) {
+        yield* Effect.logInfo(`readiness: ${name} answers again`).pipe(Effect.annotateLogs({ dependency: name }))
+      }
+    }
+    const checks = Object.fromEntries(outcomes.map(([name, outcome]) => [name, outcome]))
     const failed = outcomes.filter(([, outcome]) => outcome !== "ok").map(([name]) => name)
     if (failed.length > 0) return yield* new NotReadyError({ status: "unready", failed, checks })
     return { status: "ready", checks } as const
   })
+}

@@ -6,7 +6,7 @@ import { API_VERSION } from "@dropshelf/api/Api"
 import type { ErrorFields } from "@dropshelf/api/ApiErrors"
 import { AddressGate, refusalOf } from "../http/AddressGate.ts"
 import { bearerOf, rateLimitHeaders } from "../http/ApiKeyAuth.ts"
-import { errorResponse, WWW_AUTHENTICATE } from "../http/Boundary.ts"
+import { errorResponse, isBodyTooLarge, tooLarge, WWW_AUTHENTICATE } from "../http/Boundary.ts"
 import { type DomainError, toApiError } from "../http/ErrorMapping.ts"
 import { RequestId, serverFaultMessage } from "../http/RequestId.ts"
 import { idempotencyKeyArg, REPLAYED_META, TOOLS, type ToolDefinition } from "./Tools.ts"
@@ -232,7 +232,13 @@ const handle = (
     const first = yield* count
     const { rate, retryAfter } = first
     const headers = rateLimitHeaders(rate, first.now)
-    const body = yield* request.text
+    const read = yield* Effect.result(request.text)
+    if (Result.isFailure(read)) {
+      // A body without a declared length met the cap while read: the 413 this POST's count goes with.
+      if (isBodyTooLarge(read.failure)) return HttpServerResponse.setHeaders(tooLarge(), headers)
+      return yield* Effect.fail(read.failure)
+    }
+    const body = read.success
     let parsed: unknown = undefined
     try {
       parsed = JSON.parse(body)

@@ -1,5 +1,5 @@
 import { Effect, Record, Result, Schema, SchemaTransformation } from "effect"
-import { type Directory, Errors, Hold, Idempotency, Listing, ListQuery, Me, type RateLimiter, type Watches, WatchView } from "@dropshelf/core"
+import { type Directory, Errors, Hold, Idempotency, Listing, ListQuery, Me, type RateLimiter, Text, type Watches, WatchView } from "@dropshelf/core"
 import { ErrorCode, HoldCode, RevealCode } from "@dropshelf/api/ApiErrors"
 import type { DomainError, Operation } from "../http/ErrorMapping.ts"
 
@@ -78,8 +78,8 @@ export const Refusal = Schema.Struct({
     available_at: Schema.optionalKey(Schema.String),
     limit: Schema.optionalKey(Schema.Int),
     retry_after: Schema.optionalKey(Schema.Int.annotate({ description: "With rate_limited: whole seconds until the window resets" })),
-    oldest_since: Schema.optionalKey(Schema.String.annotate({ description: "With since_too_old: the oldest `since` accepted" })),
-    horizon_days: Schema.optionalKey(Schema.Int.annotate({ description: "With since_too_old: how many days back the since feed reaches" }))
+    oldest_since: Schema.optionalKey(Schema.String.annotate({ description: "With a `since` past the feed's horizon: the oldest `since` accepted" })),
+    horizon_days: Schema.optionalKey(Schema.Int.annotate({ description: "With `oldest_since`: how many days back the since feed reaches" }))
   })
 }).annotate({ identifier: "Refusal" })
 
@@ -140,11 +140,14 @@ const searchArguments = (args: Record<string, unknown>): Effect.Effect<ListQuery
 const ListingIdInput = Schema.String.annotate({ description: "Listing id: 8 characters, case-sensitive (the `id` of a listing)" })
 const HoldIdInput = Schema.String.annotate({ description: "Hold id, as returned by hold_listing or list_holds (`hold.id`)" })
 
-/** A required string argument, or the refusal the REST API gives for a bad parameter. */
+/**
+ * A required string argument, or the refusal the REST API gives for a bad parameter. An id is
+ * looked up in the store, so it must be storable text (a path cannot carry what is not).
+ */
 const stringArg = (args: Record<string, unknown>, name: string, accepts: string) => {
   const value = args[name]
   return typeof value === "string" && value.length > 0
-    ? Effect.succeed(value)
+    ? Effect.fromResult(Text.storable(name, value))
     : Effect.fail(new Errors.InvalidRequest({ parameter: name, message: `${name} is required and accepts ${accepts}` }))
 }
 
@@ -247,7 +250,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     name: "search_listings",
     title: "Search listings",
     description:
-      "A page of expired-domain listings (GET /api/v1/domains): the same filters, `sort`, `cursor`, `limit` and `since`, with the same validation. Follow `next_cursor` until it is null, keeping filters and sort fixed. Reads never spend a reveal; `domain` is null where the plan does not disclose the name. A `since` older than the feed's horizon (`since_horizon_days` of `me`) is refused `since_too_old`: resynchronise with a run without `since`.",
+      "A page of expired-domain listings (GET /api/v1/domains): the same filters, `sort`, `cursor`, `limit` and `since`, with the same validation. Follow `next_cursor` until it is null, keeping filters and sort fixed. Reads never spend a reveal; `domain` is null where the plan does not disclose the name. A `since` older than the feed's horizon (`since_horizon_days` of `me`) is refused `invalid_request` naming `since`, with `oldest_since` and `horizon_days`: resynchronise with a run without `since`.",
     inputSchema: inputSchemaOf(ListQuery.ListQuerySchema, widenScalars),
     outputSchema: outputSchemaOf(Listing.PageView),
     success: Listing.PageView,

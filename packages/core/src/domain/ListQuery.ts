@@ -2,6 +2,7 @@ import { Effect, Result, Schema, type SchemaIssue, SchemaTransformation } from "
 import { PRICE_RANGES, type PriceRange, REFERRING_DOMAIN_BANDS } from "./Bands.ts"
 import { InvalidRequest } from "./errors.ts"
 import { quote } from "./Quote.ts"
+import * as Text from "./Text.ts"
 import type { Spam } from "./Listing.ts"
 import { type Instant, parseIsoInstant, toIso } from "./Time.ts"
 
@@ -58,10 +59,12 @@ const codeText = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/
 const got = (text: string) => `; got ${quote(text)}`
 
 /**
- * One parameter: its text passes `refuse` (which answers the refusal's message, or undefined),
- * then `decode` reads it; `encode` writes a value back as text.
+ * One parameter: its text must be storable (`Text.storable`: it is searched or compared in the
+ * store), then pass `refuse` (which answers the refusal's message, or undefined), then `decode`
+ * reads it; `encode` writes a value back as text.
  */
 const parameter = <T extends Schema.Top>(
+  name: string,
   to: T,
   description: string,
   refuse: (text: string) => string | undefined,
@@ -70,13 +73,17 @@ const parameter = <T extends Schema.Top>(
   jsonSchema: Record<string, unknown> = {}
 ) =>
   Schema.optionalKey(
-    Schema.String.annotate({ description }).check(Schema.makeFilter(refuse, { toJsonSchema: () => jsonSchema })).pipe(
+    Schema.String.annotate({ description }).check(Schema.makeFilter((text) => {
+      const storable = Text.storable(name, text)
+      return Result.isFailure(storable) ? storable.failure.message : refuse(text)
+    }, { toJsonSchema: () => jsonSchema })).pipe(
       Schema.decodeTo(to, SchemaTransformation.transform({ decode, encode }))
     )
   )
 
 const integer = (name: string, accepts: string, min: number, max: number, description: string) =>
   parameter(
+    name,
     Schema.Number,
     description,
     (text) => {
@@ -116,6 +123,7 @@ const itemsOf = (text: string) => text.split(",").map((item) => item.trim())
 /** Comma-separated items, each passing `accepts`; repeats are read once. */
 const list = (name: string, describe: string, accepts: (item: string) => boolean, description: string) =>
   parameter(
+    name,
     Schema.Array(Schema.String),
     description,
     (text) => {
@@ -129,6 +137,7 @@ const list = (name: string, describe: string, accepts: (item: string) => boolean
 /** Every documented parameter of `GET /domains`, by name, as the query string carries it. */
 export const ListQueryParameters = {
   cursor: parameter(
+    "cursor",
     Schema.String,
     "Opaque value from `next_cursor`. It belongs to one ordering: pass the same `sort` on every page. A value not issued by this endpoint gives 400.",
     (text) => text === "" ? "cursor accepts only a next_cursor value issued by this endpoint" : undefined,
@@ -136,6 +145,7 @@ export const ListQueryParameters = {
     (text) => text
   ),
   limit: parameter(
+    "limit",
     Schema.Number,
     `Page size, default ${DEFAULT_PAGE_SIZE}. Values outside ${MIN_PAGE_SIZE}..${MAX_PAGE_SIZE} are clamped; a non-integer (including empty) gives 400.`,
     (text) =>
@@ -147,8 +157,9 @@ export const ListQueryParameters = {
     { pattern: integerText.source }
   ),
   since: parameter(
+    "since",
     Schema.Number,
-    "Business plan only (others get 402 `upgrade_required`). ISO 8601 instant; inclusive match on `updated_at`; pages include tombstones; ordered by id. Pass the `synced_at` of the first page of the previous run. At most the feed's horizon old (30 days unless the operator sets another; `since_horizon_days` in `GET /me`), one day more on pages that follow a cursor: an older one gets 410 `since_too_old`, and the consumer resynchronises with a full run.",
+    "Business plan only (others get 402 `upgrade_required`). ISO 8601 instant; inclusive match on `updated_at`; pages include tombstones; ordered by id. Pass the `synced_at` of the first page of the previous run. At most the feed's horizon old (30 days unless the operator sets another; `since_horizon_days` in `GET /me`), one day more on pages that follow a cursor: an older one gets 400 `invalid_request` naming `since`, with `oldest_since` and `horizon_days`, and the consumer resynchronises with a full run.",
     (text) =>
       parseIsoInstant(text) === undefined
         ? `since accepts an ISO 8601 instant with an offset, such as 2026-11-01T00:00:00.000Z${got(text)}`
@@ -180,14 +191,12 @@ export const ListQueryParameters = {
   featured: boolean("featured", "`true`: only listings on the curated shelf; `false`: only those off it."),
   priceRange: oneOf("priceRange", PRICE_RANGES, "Band over `estimated_value_cents`, whole dollars, lower bound inclusive."),
   q: parameter(
+    "q",
     Schema.String,
-    `Free-text search (1..${Q_MAX_LENGTH} characters, without U+0000) over the masked hint, tags, category and blurb. Never matches the real name.`,
+    `Free-text search (1..${Q_MAX_LENGTH} characters, without U+0000 or lone surrogates) over the masked hint, tags, category and blurb. Never matches the real name.`,
     (text) => {
       const trimmed = text.trim()
-      if (trimmed.length === 0 || trimmed.length > Q_MAX_LENGTH) return `q accepts search text of 1 to ${Q_MAX_LENGTH} characters`
-      // No listing holds U+0000 (imports refuse it: Postgres cannot store it), so no term with it could match.
-      if (trimmed.includes("\u0000")) return "q accepts search text without the NUL character (U+0000)"
-      return undefined
+      return trimmed.length === 0 || trimmed.length > Q_MAX_LENGTH ? `q accepts search text of 1 to ${Q_MAX_LENGTH} characters` : undefined
     },
     (text) => text.trim(),
     (text) => text
@@ -225,6 +234,7 @@ export const ListQueryParameters = {
   spam: oneOf("spam", ["low", "moderate"], "Spam level: `low` or `moderate`."),
   tier: oneOf("tier", ["open"], "Only `open` is accepted: listings whose names are public."),
   tld: parameter(
+    "tld",
     Schema.String,
     "Exact TLD without the leading dot, for example `com` or `co.uk`.",
     (text) =>

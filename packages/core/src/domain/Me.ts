@@ -21,7 +21,7 @@ export const MeView = Schema.Struct({
   // predates the field; this server always sends it.
   since_horizon_days: Schema.optionalKey(Schema.NullOr(Positive).annotate({
     description:
-      "With the since feed: how many days back a `since` is accepted (older ones are refused 410 `since_too_old`; resynchronise with a full run). Null on plans without the feed. Always sent by this version; absent from servers before it."
+      "With the since feed: how many days back a `since` is accepted (older ones are refused 400 `invalid_request` naming `since`; resynchronise with a full run). Null on plans without the feed. Always sent by this version; absent from servers before it."
   })),
   key: Schema.Struct({
     name: Schema.String,
