@@ -130,6 +130,21 @@ const explicitItems = (node: unknown): void => {
   for (const value of Object.values(schema)) explicitItems(value)
 }
 
+/**
+ * Effect writes `Schema.Int` as a safe integer, `±Number.MAX_SAFE_INTEGER` bounds included, and a
+ * lower bound added by a check keeps the other one. Such a bound says nothing a client can use,
+ * and the reference page and generators print it as an example: it is dropped wherever it is.
+ */
+const dropSafeIntegerBounds = (node: unknown): void => {
+  if (Array.isArray(node)) return node.forEach(dropSafeIntegerBounds)
+  if (typeof node !== "object" || node === null) return
+  const schema = node as Json
+  for (const bound of ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]) {
+    if (typeof schema[bound] === "number" && Math.abs(schema[bound]) >= Number.MAX_SAFE_INTEGER) delete schema[bound]
+  }
+  for (const value of Object.values(schema)) dropSafeIntegerBounds(value)
+}
+
 const webhookHeader = (description: string, schema: Json) => ({ name: "", in: "header", required: true, description, schema })
 
 /**
@@ -244,5 +259,8 @@ export const finishDocument = (conditionalReads: ReadonlyArray<string>) => (spec
     }
   }
   spec.webhooks = { ...(spec.webhooks ?? {}), ...WEBHOOKS }
+  dropSafeIntegerBounds(spec)
+  // Every deployment serves this document at its own origin; `/` names that origin.
+  spec.servers = [{ url: "/", description: "The origin this document is served from" }]
   return spec
 }
