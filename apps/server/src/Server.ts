@@ -234,13 +234,15 @@ const nodeServer = (requestTimeoutMs: number) => {
  * Node's own deadlines: the whole request within `requestTimeoutMs` (a client that trickles its
  * headers or a body, or never ends a chunked one, does not hold a socket for Node's default five
  * minutes), checked every second rather than every 30 s; an idle keep-alive socket is closed
- * after 5 s, Node's default.
+ * 6 s after its last answer: Node's `keepAliveTimeout` of 5 s plus the 1 s buffer Node adds for
+ * the time an answer takes to reach the client, both Node 24's defaults, written out.
  */
 const deadlines = (requestTimeoutMs: number) => ({
   requestTimeout: requestTimeoutMs,
   headersTimeout: Math.min(requestTimeoutMs, 60_000),
   connectionsCheckingInterval: Math.min(1_000, requestTimeoutMs),
-  keepAliveTimeout: 5_000
+  keepAliveTimeout: 5_000,
+  keepAliveTimeoutBuffer: 1_000
 })
 
 /** `DROPSHELF_REQUEST_TIMEOUT_MS`: whole milliseconds from 1 s to 10 minutes, default 30 s. */
