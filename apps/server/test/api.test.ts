@@ -319,6 +319,27 @@ for (const adapter of adapters) {
         }
       })
 
+      it("a 401 to a key sent without Bearer, or under another scheme, says so, quoting no credential", async () => {
+        const key = await account(server, "pro", "no-scheme")
+        const cases: Array<[string, string, RegExp]> = [
+          ["GET", key.secret, /without its scheme: send Authorization: Bearer <API_KEY>/],
+          ["GET", `  ${key.secret}`, /without its scheme/],
+          ["GET", `Token ${key.secret}`, /uses the Token scheme; this API takes Authorization: Bearer <API_KEY>/],
+          ["GET", "Basic dXNlcjpwYXNz", /uses the Basic scheme/],
+          ["GET", `Bearer:${key.secret}`, /no Bearer key: send Authorization: Bearer <API_KEY>/]
+        ]
+        for (const [method, authorization, message] of cases) {
+          for (const path of ["/api/v1/me", "/api/v1/holds"]) {
+            const response = await call(server, method, path, { headers: { authorization } })
+            expect(response.status, `${path} ${authorization}`).toBe(401)
+            expect(response.body.error.message, `${path} ${authorization}`).toMatch(message)
+            expect(JSON.stringify(response.body)).not.toContain(key.secret.slice(4, 20))
+          }
+        }
+        // With nothing sent, the message asks for a key.
+        expect((await call(server, "GET", "/api/v1/me")).body.error.message).toMatch(/An API key is required/)
+      })
+
       it("reveal and hold endpoints add SIGN_IN_REQUIRED to the 401", async () => {
         const reveal = await call(server, "POST", `/api/v1/domains/${ids.regular[0]}/reveal`)
         expect(reveal.status).toBe(401)

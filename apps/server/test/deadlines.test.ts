@@ -3,6 +3,7 @@
  * here 1.5 s); past it the socket gets the 408 envelope, or is closed when its answer already went
  * out, and other clients are served meanwhile. Spoken over raw sockets: fetch cannot trickle.
  */
+import { readFileSync } from "node:fs"
 import { connect, type Socket } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { account, addListings, listing, memoryAdapter, type Running, start } from "./harness.ts"
@@ -26,6 +27,27 @@ const trickle = (socket: Socket, every: number) => {
   socket.on("close", () => clearInterval(timer))
   return timer
 }
+
+describe("an idle keep-alive connection", () => {
+  let server: Running
+  beforeAll(async () => {
+    server = await start(memoryAdapter)
+  })
+  afterAll(() => server.close())
+
+  it("is closed as many seconds after its last response as docs/api.md says", async () => {
+    const guide = readFileSync(new URL("../../../docs/api.md", import.meta.url), "utf8")
+    const documented = Number(/an idle one is closed (\d+) s after its last\s+response/.exec(guide)?.[1])
+    expect(documented).toBeGreaterThan(0)
+    const connection = open(server.base)
+    connection.socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    while (!connection.received().includes("\r\n\r\n")) await new Promise((wake) => setTimeout(wake, 5))
+    const answered = Date.now()
+    const idle = (await connection.closed) - answered
+    expect(connection.received()).toMatch(/^HTTP\/1\.1 200/)
+    expect(Math.abs(idle - documented * 1_000)).toBeLessThan(700)
+  }, 15_000)
+})
 
 describe("request deadlines", () => {
   let server: Running

@@ -3,7 +3,8 @@
  * the real server: a first run copies the directory, a second drops what left and picks up
  * what changed.
  */
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
+import { createServer, type Server } from "node:http"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -15,6 +16,17 @@ import { account, addListings, listing, memoryAdapter, type Running, start } fro
 const run = promisify(execFile)
 const guide = readFileSync(new URL("../../../docs/api.md", import.meta.url), "utf8")
 const script = /```js since-feed\.mjs\n([\s\S]*?)```/.exec(guide)?.[1]
+const pythonScript = /```python dropshelf_example\.py\n([\s\S]*?)```/.exec(guide)?.[1]
+
+/** Why the Python example cannot run here, when it cannot: it needs Python 3 with `requests`. */
+const noPython = (() => {
+  try {
+    execFileSync("python3", ["-c", "import requests"], { stdio: "ignore" })
+    return undefined
+  } catch {
+    return "no python3 with requests (install Debian's python3-requests)"
+  }
+})()
 
 describe("docs/api.md", () => {
   it("says what every filter of GET /domains keeps, in its table of filters", () => {
@@ -88,3 +100,61 @@ describe("docs/api.md since-feed consumer", () => {
     await expect(run(process.execPath, [file, "--once"], { env })).rejects.toThrow(/402 upgrade_required/)
   })
 })
+
+describe.skipIf(noPython !== undefined)(`docs/api.md Python example${noPython ? ` (skipped: ${noPython})` : ""}`, () => {
+  let server: Running
+  let proxy: Server
+  let proxyBase: string
+  let dir: string
+  const refused: Array<string> = []
+  beforeAll(async () => {
+    server = await start(memoryAdapter)
+    dir = mkdtempSync(join(tmpdir(), "dropshelf-python-"))
+    // In front of the server: the first page request is answered 429 with Retry-After, as over a key's limit.
+    proxy = createServer(async (request, response) => {
+      if (request.url?.startsWith("/api/v1/domains?") && refused.length === 0) {
+        refused.push(request.url)
+        response.writeHead(429, { "retry-after": "1", "content-type": "application/json" })
+        response.end(JSON.stringify({ error: { code: "rate_limited", message: "over the limit", retry_after: 1 } }))
+        return
+      }
+      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name === "authorization")) as Record<string, string>
+      const answer = await fetch(server.base + request.url, { method: request.method!, headers })
+      response.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" })
+      response.end(Buffer.from(await answer.arrayBuffer()))
+    })
+    await new Promise<void>((listening) => proxy.listen(0, "127.0.0.1", () => listening()))
+    const address = proxy.address()
+    proxyBase = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+  })
+  afterAll(async () => {
+    await new Promise((closed) => proxy.close(closed))
+    await server.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("is in the guide, and lists over two pages, waits out a 429, and reveals what a free plan may", async () => {
+    expect(pythonScript).toBeDefined()
+    const file = join(dir, "dropshelf_example.py")
+    writeFileSync(file, pythonScript!)
+    const featured = listing({ id: "00000000" as never, domain: "python-featured.com", tier: "featured", referringDomains: 2_000 })
+    const wanted = Array.from({ length: 104 }, (_, i) => listing({ domain: `python-${i}-example.com`, referringDomains: i % 2 === 0 ? 1_500 : 700 }))
+    const others = [listing({ domain: "python-few.com", referringDomains: 100 }), listing({ domain: "python-other.net", referringDomains: 1_500 })]
+    await addListings(server, [featured, ...wanted, ...others])
+    const key = await account(server, "free", "python")
+    const { stdout } = await run("python3", [file], { env: { ...process.env, DROPSHELF_URL: proxyBase, DROPSHELF_KEY: key.secret } })
+    const lines = stdout.trim().split("\n")
+    expect(lines[0]).toBe("plan free, reveals left: 10")
+    expect(lines[1]).toBe(`${wanted.length + 1} listings`)
+    expect(refused).toHaveLength(1)
+    // The featured listing sorts first; the free plan skips it and reveals the next one.
+    const first = [...wanted].sort((a, b) => (a.id < b.id ? -1 : 1))[0]!
+    expect(lines[2]).toBe(`revealed ${first.domain}`)
+  }, 60_000)
+})
+
+if (noPython !== undefined) {
+  describe("docs/api.md Python example", () => {
+    it.skip(`skipped: ${noPython}`, () => {})
+  })
+}

@@ -2,7 +2,8 @@
  * The served OpenAPI document works with the tools callers use on it: `openapi-typescript`
  * generates types from it that a small `openapi-fetch` program compiles against under
  * `tsc --strict` and then calls the running server with; and Spectral's `spectral:oas` ruleset
- * finds no error in it, and no warning but those docs/decisions/0602-openapi-tools.md accepts.
+ * finds no error in it, and no warning but those docs/decisions/0602-openapi-tools.md accepts;
+ * and Redocly's `recommended` rules (as `redocly.yaml` at the root configures them) find nothing.
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
@@ -17,8 +18,23 @@ import { account, addListings, call, listing, memoryAdapter, type Running, start
 const run = promisify(execFile)
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 
+/**
+ * Every `minimum`/`maximum` (exclusive ones included) anywhere in a document whose size is that of
+ * `Number.MAX_SAFE_INTEGER` or beyond: a bound no field of this API has, which the reference page
+ * would print as an example.
+ */
+const unsafeBounds = (node: unknown, path = "#"): Array<string> => {
+  if (Array.isArray(node)) return node.flatMap((item, index) => unsafeBounds(item, `${path}/${index}`))
+  if (typeof node !== "object" || node === null) return []
+  return Object.entries(node).flatMap(([key, value]) =>
+    /^(exclusiveM|m)(in|ax)imum$/.test(key) && typeof value === "number" && Math.abs(value) >= 2 ** 31 - 1
+      ? [`${path}/${key}: ${value}`]
+      : unsafeBounds(value, `${path}/${key}`)
+  )
+}
+
 /** The warnings of `spectral:oas` the document keeps, each for the reason in decision 0602. */
-const ACCEPTED_WARNINGS = new Set(["oas3-api-servers", "info-contact"])
+const ACCEPTED_WARNINGS = new Set(["info-contact"])
 
 /**
  * A caller's program: typed by the generated `paths`, it lists, reads, reveals and meets a
@@ -124,6 +140,12 @@ describe("the served OpenAPI document with mainstream tools", () => {
     })
   })
 
+  it("has no integer bound of the size of Number.MAX_SAFE_INTEGER anywhere in it", () => {
+    expect(unsafeBounds(document)).toEqual([])
+    // The walk reaches the bounds the document does carry.
+    expect(unsafeBounds({ a: [{ b: { maximum: Number.MAX_SAFE_INTEGER, minimum: -Number.MAX_SAFE_INTEGER } }] })).toHaveLength(2)
+  })
+
   it("passes Spectral's spectral:oas ruleset with no error, and no warning but the accepted ones", async () => {
     const file = join(dir, "openapi.json")
     writeFileSync(file, JSON.stringify(document, null, 2))
@@ -134,5 +156,21 @@ describe("the served OpenAPI document with mainstream tools", () => {
     const describe = (result: (typeof results)[number]) => `${result.code} at ${result.path.join(".")}: ${result.message}`
     expect(results.filter((result) => result.severity === 0).map(describe)).toEqual([])
     expect(results.filter((result) => result.severity === 1 && !ACCEPTED_WARNINGS.has(result.code)).map(describe)).toEqual([])
+  })
+
+  it("passes `redocly lint` with no error and no warning", async () => {
+    const file = join(dir, "openapi.json")
+    writeFileSync(file, JSON.stringify(document, null, 2))
+    const redocly = join(root, "node_modules", "@redocly", "cli", "bin", "cli.js")
+    // Telemetry off and no update check: the lint runs offline.
+    const env = { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" }
+    const linted = await run(process.execPath, [redocly, "lint", file, "--config", join(root, "redocly.yaml"), "--format", "json"], { env, cwd: dir })
+      .catch((error) => error)
+    const report: {
+      readonly totals: { readonly errors: number; readonly warnings: number }
+      readonly problems: ReadonlyArray<{ readonly ruleId: string; readonly message: string; readonly location: ReadonlyArray<{ readonly pointer: string }> }>
+    } = JSON.parse(linted.stdout)
+    expect(report.problems.map((problem) => `${problem.ruleId} at ${problem.location[0]?.pointer}: ${problem.message}`)).toEqual([])
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 })
   })
 })

@@ -50,6 +50,15 @@ for (const adapter of adapters) {
       // HTTP/1.0 has no Host requirement.
       const old = await rawExchange(server.base, "GET /healthz HTTP/1.0\r\n\r\n")
       expect(old?.status).toBe(200)
+
+      // The served document describes the answer on both operations, with its headers.
+      const spec = (await call(server, "GET", "/api/v1/openapi.json", { key: key.secret })).body as any
+      for (const [path, headers] of [["/api/v1/me", ["X-RateLimit-Limit"]], ["/healthz", []]] as const) {
+        const described = spec.paths[path].get.responses["400"]
+        expect(described?.description, path).toMatch(/without `Host`/)
+        expect(described.content["application/json"].schema.$ref).toBe("#/components/schemas/InvalidRequestErrorEncoded")
+        expect(Object.keys(described.headers)).toEqual(expect.arrayContaining(["Access-Control-Allow-Origin", ...headers]))
+      }
     })
 
     it("an id longer than the router takes is 404 not_found, counted with the rate-limit headers like any unrouted path", async () => {

@@ -82,7 +82,7 @@ export class AccountGroup extends HttpApiGroup.make("account").add(
     error: CommonErrors
   }).annotate(OpenApi.Summary, "Key and plan record")
     .annotate(OpenApi.Description, "Costs one request and no reveals. `rate_limit.remaining` is what is left in the current window after this call.")
-) {}
+).annotate(OpenApi.Description, "The key and the plan it speaks for: reveals, rate limit and features.") {}
 
 /** The last line of a bulk snapshot: where the since feed takes over, and how many listings came before it. */
 export const SnapshotEnd = Schema.Struct({
@@ -130,7 +130,7 @@ export class DomainsGroup extends HttpApiGroup.make("domains").add(
     error: [...CommonErrors, ...IdempotencyErrors, UpgradeRequiredError, ForbiddenError, NotFoundError]
   }).annotate(OpenApi.Summary, "Hold a listing")
     .annotate(OpenApi.Description, "No body. Never spends a reveal. Holding again a listing the account holds returns that hold unchanged. Refusals carry `hold_code`. Send an `Idempotency-Key` to retry safely after a lost answer.")
-) {}
+).annotate(OpenApi.Description, "The directory: pages of listings, the since feed, the bulk snapshot, one listing, and its reveal and hold.") {}
 
 export class HoldsGroup extends HttpApiGroup.make("holds").add(
   HttpApiEndpoint.get("list", "/holds", {
@@ -151,7 +151,7 @@ export class HoldsGroup extends HttpApiGroup.make("holds").add(
     error: [...CommonErrors, ...IdempotencyErrors, NotFoundError]
   }).annotate(OpenApi.Summary, "End a hold as released or registered")
     .annotate(OpenApi.Description, "Optional JSON body `{\"outcome\": \"released\"|\"registered\"}`, default `released`. A 30-day cooldown on the listing starts for the account. Refusals carry `hold_code`. Send an `Idempotency-Key` to retry safely after a lost answer; for the key, no body, `null`, `{}` and `{\"outcome\": \"released\"}` are the same request.")
-) {}
+).annotate(OpenApi.Description, "The account's holds: list, extend once, end.") {}
 
 export class MetaGroup extends HttpApiGroup.make("meta").add(
   HttpApiEndpoint.get("openapi", "/openapi.json", {
@@ -159,7 +159,7 @@ export class MetaGroup extends HttpApiGroup.make("meta").add(
     error: CommonErrors
   }).annotate(OpenApi.Summary, "Machine-readable description (OpenAPI 3.1)")
     .annotate(OpenApi.Description, "This document. It needs a key, like every `/api/v1` endpoint; `/docs` renders it without one.")
-) {}
+).annotate(OpenApi.Description, "This description of the API.") {}
 
 const Link = (href: string, description: string) =>
   Schema.Struct({ href: Schema.Literal(href), title: Schema.String }).annotate({ description })
@@ -223,7 +223,7 @@ export class IndexGroup extends HttpApiGroup.make("index").add(
     error: [NotReadyError, MethodNotAllowedError, RequestTimeoutError, PayloadTooLargeError, HeadersTooLargeError, ServerError]
   }).annotate(OpenApi.Summary, "Readiness")
     .annotate(OpenApi.Description, "200 when the database answers a query and, when the instance counts rate limits in Redis, Redis answers a PING; 503 naming what failed otherwise, and 503 `draining` from the moment the instance is told to stop. Needs no key and is not rate limited.")
-) {}
+).annotate(OpenApi.Description, "Outside `/api/v1`, without a key: where to start, liveness and readiness.") {}
 
 /** The REST contract: shareable with clients, free of server code. */
 export class DropshelfApi extends HttpApi.make("dropshelf")

@@ -5,7 +5,8 @@ import { Idempotency, ListQuery } from "@dropshelf/core"
  * HTTP boundary adds (rate limits, `WWW-Authenticate`, `Retry-After`, `Allow`, CORS, the request
  * id), the conditional reads (`If-None-Match`, `ETag`, 304), the next page's `Link`, the
  * optional request body of `DELETE /holds/{id}`, and the `Idempotency-Key` the writes read with
- * the `Idempotent-Replayed` that marks a replayed answer. Applied through the API's `transform`
+ * the `Idempotent-Replayed` that marks a replayed answer, the 400 to a request without `Host`,
+ * and the server (`/`, the origin that serves the document). Applied through the API's `transform`
  * annotation, so `/api/v1/openapi.json` and `/docs` show the same document.
  */
 
@@ -130,6 +131,21 @@ const explicitItems = (node: unknown): void => {
   for (const value of Object.values(schema)) explicitItems(value)
 }
 
+/**
+ * Effect writes `Schema.Int` as a safe integer, `±Number.MAX_SAFE_INTEGER` bounds included, and a
+ * lower bound added by a check keeps the other one. Such a bound says nothing a client can use,
+ * and the reference page and generators print it as an example: it is dropped wherever it is.
+ */
+const dropSafeIntegerBounds = (node: unknown): void => {
+  if (Array.isArray(node)) return node.forEach(dropSafeIntegerBounds)
+  if (typeof node !== "object" || node === null) return
+  const schema = node as Json
+  for (const bound of ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]) {
+    if (typeof schema[bound] === "number" && Math.abs(schema[bound]) >= Number.MAX_SAFE_INTEGER) delete schema[bound]
+  }
+  for (const value of Object.values(schema)) dropSafeIntegerBounds(value)
+}
+
 const webhookHeader = (description: string, schema: Json) => ({ name: "", in: "header", required: true, description, schema })
 
 /**
@@ -189,6 +205,23 @@ export const WEBHOOKS: Json = {
   }
 }
 
+const MISSING_HOST =
+  "An HTTP/1.1 request without `Host` (RFC 9112) is answered `invalid_request` before anything else, with `Connection: close`; a valid key is counted, as for any answer."
+
+/**
+ * The server refuses an HTTP/1.1 request without `Host` on every path, before routing (decision
+ * 0200): a 400 on every operation, added to the one an operation already describes.
+ */
+const describeMissingHost = (responses: Json): void => {
+  const existing = responses["400"]
+  responses["400"] = existing === undefined
+    ? {
+      description: `Missing \`Host\`. ${MISSING_HOST}`,
+      content: { "application/json": { schema: { $ref: "#/components/schemas/InvalidRequestErrorEncoded" } } }
+    }
+    : { ...existing, description: `${existing.description} Or: ${MISSING_HOST}` }
+}
+
 /**
  * The document finished; `conditionalReads` are the operation ids of the reads that answer
  * `If-None-Match` (Api.ts `CONDITIONAL_READS`, passed in: Api.ts imports this module).
@@ -219,6 +252,7 @@ export const finishDocument = (conditionalReads: ReadonlyArray<string>) => (spec
           headers: { ETag: ref("ETag") }
         }
       }
+      describeMissingHost(operation.responses)
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         const headers: Json = {
           ...(response.headers ?? {}),
@@ -244,5 +278,8 @@ export const finishDocument = (conditionalReads: ReadonlyArray<string>) => (spec
     }
   }
   spec.webhooks = { ...(spec.webhooks ?? {}), ...WEBHOOKS }
+  dropSafeIntegerBounds(spec)
+  // Every deployment serves this document at its own origin; `/` names that origin.
+  spec.servers = [{ url: "/", description: "The origin this document is served from" }]
   return spec
 }

@@ -113,4 +113,4 @@ export class WatchesGroup extends HttpApiGroup.make("watches").add(
     error: [...CommonErrors, NotFoundError]
   }).annotate(OpenApi.Summary, "Send one delivery again")
     .annotate(OpenApi.Description, "No body. One more attempt, at once (the worker sends it within seconds), with the same `webhook-id`; its failure does not pause the webhook. A paused or disabled webhook sends it once resumed.")
-) {}
+).annotate(OpenApi.Description, "Saved `GET /domains` filters that report new matching listings by signed webhook and by pull.") {}

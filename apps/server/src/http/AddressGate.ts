@@ -1,7 +1,7 @@
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { IpNetwork, NetAddress } from "effect/net"
-import { Directory, type Errors, RateLimiter } from "@dropshelf/core"
+import { Directory, Errors, RateLimiter } from "@dropshelf/core"
 
 /*
  * Every path that reads a key (the REST key middleware, the boundary's answers given before a
@@ -53,6 +53,23 @@ export const refusalOf = (limited: AddressLimited) => ({
 /** Addresses known to be over the ceiling are remembered up to this many; past it the shared count still refuses them. */
 const MAX_REMEMBERED = 100_000
 
+/**
+ * A refusal for want of a key, when an `Authorization` header did come: it says what was wrong
+ * with the header (a key without `Bearer `, another scheme), never quoting the credential.
+ */
+const withoutScheme = (failure: Errors.Unauthorized, secret: string | undefined, authorization: string | undefined) => {
+  const sent = authorization?.trim() ?? ""
+  if (secret !== undefined || sent === "") return failure
+  if (/^(dsk_|ds_live_)/.test(sent)) {
+    return new Errors.Unauthorized({ message: "The API key was sent without its scheme: send Authorization: Bearer <API_KEY>, with the word Bearer and a space before the key" })
+  }
+  const scheme = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}$/.exec(sent.split(/\s+/)[0] ?? "")?.[0]
+  if (scheme !== undefined && sent.includes(" ") && scheme.toLowerCase() !== "bearer") {
+    return new Errors.Unauthorized({ message: `Authorization uses the ${scheme} scheme; this API takes Authorization: Bearer <API_KEY>` })
+  }
+  return new Errors.Unauthorized({ message: "Authorization carries no Bearer key: send Authorization: Bearer <API_KEY>" })
+}
+
 export class AddressGate extends Context.Service<AddressGate, {
   /**
    * `Directory.authenticate`, unless the request's address is over its ceiling of refused keys
@@ -92,7 +109,7 @@ export class AddressGate extends Context.Service<AddressGate, {
             const authenticated = yield* Effect.result(directory.authenticate(secret))
             if (Result.isSuccess(authenticated)) return authenticated.success
             const count = yield* limiter.hit(addressCounter(address), failuresPerMinute)
-            if (count.allowed) return yield* authenticated.failure
+            if (count.allowed) return yield* withoutScheme(authenticated.failure, secret, request.headers.authorization)
             const now = yield* Clock.currentTimeMillis
             remember(address, count.resetAt, now)
             return yield* limited(count.resetAt, now)
