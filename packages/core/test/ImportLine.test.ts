@@ -67,6 +67,8 @@ describe("ImportLine", () => {
     [{ domain: "example.com", tier: "open", colour: "red" }, "colour"],
     [{ domain: "example.com", tier: "open", blurb: "a\u0000b" }, "NUL"],
     [{ domain: "example.com", tier: "open", agent_citability: { score: 1, sources: ["\u0000"] } }, "NUL"],
+    [{ domain: "example.com", tier: "open", blurb: "a\ud800b" }, "lone surrogate"],
+    [{ domain: "example.com", tier: "open", tags: ["ok", "\udfff"] }, "lone surrogate"],
     ["not an object", ""]
   ])("refuses %j with a reason mentioning %s", (value, mention) => {
     const text = reason(value)

@@ -3,6 +3,7 @@ import { Spam, Tier } from "./Listing.ts"
 import { type ListingId, randomListingId } from "./Ids.ts"
 import { isRegistrable, nameShape } from "./Masking.ts"
 import type { ListingInput } from "../ports/ListingStore.ts"
+import { unstorable } from "./Text.ts"
 import { type Instant, parseIsoInstant } from "./Time.ts"
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -53,11 +54,14 @@ export type ImportLine = typeof ImportLine.Type
 
 const decodeLine = Schema.decodeUnknownResult(ImportLine, { onExcessProperty: "error" })
 
-const containsNul = (value: unknown): boolean => {
-  if (typeof value === "string") return value.includes("\u0000")
-  if (Array.isArray(value)) return value.some(containsNul)
-  if (Predicate.isObject(value)) return Object.entries(value).some(([key, item]) => key.includes("\u0000") || containsNul(item))
-  return false
+/** What makes the first unstorable string in `value` (keys included) so, if any (Text.unstorable). */
+const flawIn = (value: unknown): string | undefined => {
+  if (typeof value === "string") return unstorable(value)
+  if (Array.isArray(value)) return value.map(flawIn).find((flaw) => flaw !== undefined)
+  if (Predicate.isObject(value)) {
+    return Object.entries(value).map(([key, item]) => unstorable(key) ?? flawIn(item)).find((flaw) => flaw !== undefined)
+  }
+  return undefined
 }
 
 /**
@@ -69,8 +73,9 @@ export const importLineToInput = (
   now: Instant,
   randomBytes: () => Uint8Array
 ): Result.Result<ListingInput, string> => {
-  // Postgres cannot store U+0000 in text or jsonb; refusing the line keeps the rest of its batch.
-  if (containsNul(value)) return Result.fail("strings may not contain the NUL character (\\u0000)")
+  // Postgres cannot store either in text or jsonb; refusing the line keeps the rest of its batch.
+  const flaw = flawIn(value)
+  if (flaw !== undefined) return Result.fail(`strings may not contain a NUL character (\\u0000) or a lone surrogate; found ${flaw}`)
   const decoded = decodeLine(value)
   if (Result.isFailure(decoded)) return Result.fail(decoded.failure.message.replace(/\s+/g, " "))
   const line = decoded.success
