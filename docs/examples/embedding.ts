@@ -2,7 +2,7 @@
  * Embedding the dropshelf core in another service, with the in-memory adapter.
  * Run it from the repository root: `npx node docs/examples/embedding.ts` (`npm test` runs it too).
  */
-import { Directory, ListQuery, Operators } from "@dropshelf/core"
+import { Directory, Listing, ListingJson, ListQuery, Operators } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Effect } from "effect"
@@ -20,8 +20,11 @@ const program = Effect.gen(function*() {
 
   // A caller is whoever holds a key; the plan is resolved on every call.
   const caller = yield* directory.authenticate(secret)
+  // A read answers records with what this caller is told of each; views and JSON are made from them.
   const page = yield* directory.list(caller, yield* ListQuery.decode({ limit: "10" }))
-  console.log("masked:", page.data[0])
+  console.log("masked:", Listing.toPageView(page).data.length, "listing(s), names withheld")
+  const listing = yield* directory.get(caller, "Xy12Ab34")
+  console.log("as REST sends it:", ListingJson.rowJson(listing))
 
   const revealed = yield* directory.reveal(caller, "Xy12Ab34")
   console.log("revealed:", revealed.domain, "at", revealed.revealed_at)

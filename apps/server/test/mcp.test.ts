@@ -232,6 +232,36 @@ describe("MCP endpoint", () => {
   })
 
   describe("reads", () => {
+    /** A page's text without its watermark, which follows the clock between two requests. */
+    const withoutWatermark = (text: string) => text.replace(/,"synced_at":"[^"]*"\}$/, "}")
+    const textOf = (result: CallToolResult) => (result.content[0] as { text: string }).text
+
+    it("search_listings and get_listing send the REST body's text, and structuredContent is that text parsed", async () => {
+      const key = await account(server, "business", "mcp-same-text")
+      const connected = await connect(server, key.secret)
+      const id = ids.regular[1]!
+      const single = expectOk(await callTool(connected, "get_listing", { id }))
+      const singleRest = await call(server, "GET", `/api/v1/domains/${id}`, { key: key.secret })
+      expect(singleRest.status).toBe(200)
+      expect(textOf(await callTool(connected, "get_listing", { id }))).toBe(singleRest.text)
+      // Parsed once from that text: the same members in the same order.
+      expect(JSON.stringify(single)).toBe(singleRest.text)
+
+      const since = new Date(Date.now() - 86_400_000).toISOString()
+      for (const query of [{ limit: 4 }, { limit: 4, sort: "latest" }, { limit: 3, since }]) {
+        const result = await callTool(connected, "search_listings", query)
+        const page = expectOk(result)
+        const rest = await call(server, "GET", `/api/v1/domains?${new URLSearchParams(Object.entries(query).map(([name, value]): [string, string] => [name, String(value)]))}`, {
+          key: key.secret
+        })
+        expect(rest.status, JSON.stringify(query)).toBe(200)
+        expect(page.data.length, JSON.stringify(query)).toBeGreaterThan(0)
+        expect(withoutWatermark(textOf(result)), JSON.stringify(query)).toBe(withoutWatermark(rest.text))
+        expect(withoutWatermark(JSON.stringify(page)), JSON.stringify(query)).toBe(withoutWatermark(rest.text))
+      }
+      await connected.close()
+    })
+
     it("search_listings pages like GET /domains, with the same cursor and the same refusals", async () => {
       const key = await account(server, "pro", "mcp-search")
       const connected = await connect(server, key.secret)

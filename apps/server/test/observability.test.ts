@@ -123,7 +123,7 @@ describe.skipIf(pglite.skip !== undefined)("observability (sql-pglite)", () => {
       }
       return names
     }
-    const useCase = spans.find((span) => span.name === "Directory.listRecords")
+    const useCase = spans.find((span) => span.name === "Directory.list")
     expect(useCase, "the use case's span").toBeDefined()
     expect(ancestry(useCase!).at(-1)).toBe("GET /api/v1/domains")
     const statements = spans.filter((span) => attribute(span, "db.query.text") !== undefined)
@@ -131,7 +131,7 @@ describe.skipIf(pglite.skip !== undefined)("observability (sql-pglite)", () => {
     // How long each statement waited for a connection: what an operator reads of the pool.
     for (const statement of statements) expect(attribute(statement, "db.client.connection.wait_time_ms")).toBeDefined()
     // Some statement runs inside the use case, and every one hangs off the request.
-    expect(statements.some((span) => ancestry(span).includes("Directory.listRecords"))).toBe(true)
+    expect(statements.some((span) => ancestry(span).includes("Directory.list"))).toBe(true)
     for (const statement of statements) expect(ancestry(statement).at(-1)).toBe("GET /api/v1/domains")
   })
 

@@ -47,13 +47,11 @@ import { type AccountId, isListingId } from "./domain/Ids.ts"
 import {
   isTombstone,
   type ListingRecord,
-  type ListingView,
-  type PageView,
+  type ReaderListing,
   type ReaderPage,
   type ReaderRow,
   type RevealedListingView,
-  toListingView,
-  toPageView
+  toListingView
 } from "./domain/Listing.ts"
 import type { ListQuery } from "./domain/ListQuery.ts"
 import type { MeView } from "./domain/Me.ts"
@@ -61,7 +59,7 @@ import { quote } from "./domain/Quote.ts"
 import { effectivePlan, extensionMs, type PlanLimits } from "./domain/Plan.ts"
 import { allowanceAt, planReveal, remainingReveals } from "./domain/RevealLedger.ts"
 import { DEFAULT_HORIZON_DAYS, oldestAcceptedSince, pruneBefore } from "./domain/SinceHorizon.ts"
-// Each use case runs in a span of its name (`Directory.listRecords`…) while tracing is on.
+// Each use case runs in a span of its name (`Directory.list`…) while tracing is on.
 import { span as useCase } from "./Spans.ts"
 import { HOUR, type Instant, MINUTE, monthOf, startOfNextMonth, toIso } from "./domain/Time.ts"
 import { AvailabilityCheck } from "./ports/AvailabilityCheck.ts"
@@ -134,14 +132,17 @@ export class Directory extends Context.Service<Directory, {
   /** Resolves a bearer secret to a caller; the plan is read afresh on every call. */
   readonly authenticate: (secret: string | undefined) => Effect.Effect<Caller, Unauthorized>
   readonly me: (caller: Caller, rate: RateDecision) => Effect.Effect<MeView>
-  /** A page of listings as views, as this caller reads them; the query is decoded by `ListQuery.ListQuerySchema`. */
-  readonly list: (caller: Caller, query: ListQuery) => Effect.Effect<PageView, ListError>
-  /** The page `list` publishes, as records with what this caller is told of each (`ListingJson.pageJson` renders it). */
-  readonly listRecords: (caller: Caller, query: ListQuery) => Effect.Effect<ReaderPage, ListError>
-  /** One listing as a view, as this caller reads it. */
-  readonly get: (caller: Caller, id: string) => Effect.Effect<ListingView, ListingNotFound>
-  /** The listing `get` publishes, as its record with what this caller is told of it (`ListingJson.rowJson` renders it). */
-  readonly getRecord: (caller: Caller, id: string) => Effect.Effect<ReaderRow & { readonly _tag: "Listing" }, ListingNotFound>
+  /**
+   * A page of listings as this caller reads them: each record with what this caller is told of
+   * it (`ListingJson.pageJson` renders it as REST and MCP send it, `Listing.toPageView` makes its
+   * view). The query is decoded by `ListQuery.ListQuerySchema`.
+   */
+  readonly list: (caller: Caller, query: ListQuery) => Effect.Effect<ReaderPage, ListError>
+  /**
+   * One listing as this caller reads it: its record with what this caller is told of it
+   * (`ListingJson.rowJson` renders it, `Listing.toListingView` makes its view).
+   */
+  readonly get: (caller: Caller, id: string) => Effect.Effect<ReaderListing, ListingNotFound>
   readonly reveal: (caller: Caller, id: string) => Effect.Effect<RevealedListingView, RevealError>
   readonly hold: (caller: Caller, id: string) => Effect.Effect<HoldResponse, HoldError>
   readonly extend: (caller: Caller, holdId: string) => Effect.Effect<HoldResponse, ExtendError>
@@ -379,7 +380,7 @@ export class Directory extends Context.Service<Directory, {
           checkCodes("source", unseen(filters.sources, rows, (row) => row.source))
         )
 
-      const listRecords = Effect.fnUntraced(function*(caller: Caller, query: ListQuery) {
+      const list = Effect.fnUntraced(function*(caller: Caller, query: ListQuery) {
         if (query.since !== undefined && !caller.plan.sinceFeed) {
           return yield* new UpgradeRequired({
             feature: "since",
@@ -422,11 +423,9 @@ export class Directory extends Context.Service<Directory, {
           ? yield* cursors.issue(positionAfter(last, query.order))
           : null
         return { rows, nextCursor, syncedAt } satisfies ReaderPage
-      }, useCase("Directory.listRecords"))
+      }, useCase("Directory.list"))
 
-      const list = (caller: Caller, query: ListQuery) => Effect.map(listRecords(caller, query), toPageView)
-
-      const getRecord = Effect.fnUntraced(function*(caller: Caller, id: string) {
+      const get = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
         const found = yield* findReadable(caller, id, now, revealsOfReader(caller.plan, caller.accountId))
         const reader = readerViewOf({
@@ -436,10 +435,8 @@ export class Directory extends Context.Service<Directory, {
           hold: found.running,
           revealed: found.revealed
         })
-        return { _tag: "Listing", listing: found.listing, reader } as const satisfies ReaderRow
-      }, useCase("Directory.getRecord"))
-
-      const get = (caller: Caller, id: string) => Effect.map(getRecord(caller, id), (row) => toListingView(row.listing, row.reader))
+        return { _tag: "Listing", listing: found.listing, reader } as const satisfies ReaderListing
+      }, useCase("Directory.get"))
 
       const reveal = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
@@ -672,9 +669,7 @@ export class Directory extends Context.Service<Directory, {
         authenticate,
         me,
         list,
-        listRecords,
         get,
-        getRecord,
         reveal,
         hold,
         extend,

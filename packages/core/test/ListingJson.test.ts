@@ -94,6 +94,13 @@ describe("ListingJson", () => {
     }))
   })
 
+  it("a reader's listing (what Directory.get answers) renders as the schema encoding of toListingView", () => {
+    fc.assert(fc.property(record, reader, (listing, view) => {
+      const row = { _tag: "Listing", listing, reader: view } as const
+      assert.deepStrictEqual(JSON.parse(ListingJson.rowJson(row)), encodeListing(Listing.toListingView(row)))
+    }))
+  })
+
   it("a page's JSON is the schema encoding of toPageView, tombstones and cursor included", () => {
     fc.assert(fc.property(page, (readerPage) => {
       assert.deepStrictEqual(JSON.parse(ListingJson.pageJson(readerPage)), encodePage(Listing.toPageView(readerPage)))

@@ -4,7 +4,7 @@ import { StoreMemory } from "@dropshelf/store-memory"
 import { Context, Effect, Layer, Stream, Tracer } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
 import { TestClock } from "effect/testing"
-import { callerOn, DAY, HOUR, id, listing, load, T0 } from "./support.ts"
+import { callerOn, DAY, getView, HOUR, id, listing, listView, load, T0 } from "./support.ts"
 
 const run = <A, E>(effect: Effect.Effect<A, E, Directory.Directory | Operators.Operators | RevealStore.RevealStore>) =>
   Effect.gen(function*() {
@@ -224,16 +224,16 @@ describe("Directory: reading", () => {
       yield* directory.hold(holder, "HELDROW1")
       yield* directory.reveal(reader, "HELDROW2")
       asked.length = 0
-      const page = yield* directory.list(reader, yield* ListQuery.decode({}))
+      const page = yield* listView(reader, yield* ListQuery.decode({}))
       assert.deepStrictEqual(page.data.map((row) => row.status === "active" ? [row.id, row.hold_state, row.domain] : [row.id]), [
         ["HELDROW1", "other", null],
         ["HELDROW2", "none", "heldrow2shop.com"],
         ["HELDROW3", "none", null]
       ])
       const held = yield* cursors.issue({ order: "id", id: "HELDROW3" as never })
-      assert.deepStrictEqual((yield* directory.list(reader, yield* ListQuery.decode({ cursor: held }))).data, [])
+      assert.deepStrictEqual((yield* listView(reader, yield* ListQuery.decode({ cursor: held }))).data, [])
       const gone = yield* cursors.issue({ order: "id", id: "NEVERHLD" as never })
-      const error = yield* Effect.flip(directory.list(reader, yield* ListQuery.decode({ cursor: gone })))
+      const error = yield* Effect.flip(listView(reader, yield* ListQuery.decode({ cursor: gone })))
       assert.instanceOf(error, Errors.InvalidRequest)
       assert.strictEqual((error as Errors.InvalidRequest).parameter, "cursor")
       assert.deepStrictEqual(asked, [])
@@ -247,7 +247,6 @@ describe("Directory: reading", () => {
 
   it.effect("hides listings younger than the plan's access delay", () =>
     run(Effect.gen(function*() {
-      const directory = yield* Directory.Directory
       yield* load(
         listing("OLDOLD01", { discoveredAt: T0 - 8 * DAY }),
         listing("WEEKOLD1", { discoveredAt: T0 - 2 * DAY }),
@@ -255,14 +254,14 @@ describe("Directory: reading", () => {
       )
       const visible = Effect.fnUntraced(function*(plan: Plan.PlanName) {
         const { caller } = yield* callerOn(plan)
-        const page = yield* directory.list(caller, yield* ListQuery.decode({}))
+        const page = yield* listView(caller, yield* ListQuery.decode({}))
         return page.data.map((row) => row.id)
       })
       assert.deepStrictEqual(yield* visible("free"), ["OLDOLD01"])
       assert.deepStrictEqual(yield* visible("pro"), ["OLDOLD01", "WEEKOLD1"])
       assert.deepStrictEqual(yield* visible("business"), ["HOUROLD1", "OLDOLD01", "WEEKOLD1"])
       const { caller: free } = yield* callerOn("free", "free2")
-      assert.instanceOf(yield* Effect.flip(directory.get(free, "HOUROLD1")), Errors.ListingNotFound)
+      assert.instanceOf(yield* Effect.flip(getView(free, "HOUROLD1")), Errors.ListingNotFound)
     })))
 
   it.effect("discloses names per the domain rules, and reading never spends a reveal", () =>
@@ -271,25 +270,24 @@ describe("Directory: reading", () => {
       yield* load(listing("REGULAR1", { tier: "regular" }), listing("OPENOPEN", { tier: "open" }))
       const { caller: free } = yield* callerOn("free")
       const { caller: business } = yield* callerOn("business")
-      const regular = yield* directory.get(free, "REGULAR1")
+      const regular = yield* getView(free, "REGULAR1")
       assert.strictEqual(regular.domain, null)
       assert.isFalse(regular.name_disclosed)
       assert.strictEqual(regular.mask_hint, "r*******shop.com")
-      assert.strictEqual((yield* directory.get(free, "OPENOPEN")).domain, "openopenshop.com")
-      assert.strictEqual((yield* directory.get(business, "REGULAR1")).domain, "regular1shop.com")
+      assert.strictEqual((yield* getView(free, "OPENOPEN")).domain, "openopenshop.com")
+      assert.strictEqual((yield* getView(business, "REGULAR1")).domain, "regular1shop.com")
       assert.strictEqual((yield* directory.me(free, rate)).reveals.used, 0)
       yield* directory.reveal(free, "REGULAR1")
-      const after = yield* directory.get(free, "REGULAR1")
+      const after = yield* getView(free, "REGULAR1")
       assert.strictEqual(after.domain, "regular1shop.com")
       assert.isTrue(after.name_disclosed)
     })))
 
   it.effect("publishes bands and ranges, never exact figures, and names null metrics", () =>
     run(Effect.gen(function*() {
-      const directory = yield* Directory.Directory
       yield* load(listing("BANDED01", { backlinks: 120, domainAuthority: 35, directoryScore: 57, ageYears: null, category: null }))
       const { caller } = yield* callerOn("business")
-      const row = yield* directory.get(caller, "BANDED01")
+      const row = yield* getView(caller, "BANDED01")
       assert.strictEqual(row.backlinks, "100-249")
       assert.strictEqual(row.domain_authority, "30-39")
       assert.deepStrictEqual(row.directory_score, { low: 50, high: 59 })
@@ -299,29 +297,27 @@ describe("Directory: reading", () => {
 
   it.effect("refuses since below business, unknown categories and foreign cursors", () =>
     run(Effect.gen(function*() {
-      const directory = yield* Directory.Directory
       yield* load(listing("AAAAAAA1"), listing("AAAAAAA2"), listing("AAAAAAA3"))
       const { caller: pro } = yield* callerOn("pro")
-      const since = yield* Effect.flip(directory.list(pro, yield* ListQuery.decode({ since: "2026-01-01T00:00:00Z" })))
+      const since = yield* Effect.flip(listView(pro, yield* ListQuery.decode({ since: "2026-01-01T00:00:00Z" })))
       assert.instanceOf(since, Errors.UpgradeRequired)
-      const category = yield* Effect.flip(directory.list(pro, yield* ListQuery.decode({ category: "tech,nope" })))
+      const category = yield* Effect.flip(listView(pro, yield* ListQuery.decode({ category: "tech,nope" })))
       assert.deepStrictEqual(category._tag === "InvalidRequest" && category.parameter, "category")
-      const page = yield* directory.list(pro, yield* ListQuery.decode({ limit: "2" }))
+      const page = yield* listView(pro, yield* ListQuery.decode({ limit: "2" }))
       assert.isTrue(page.has_more)
       const next = page.next_cursor!
-      const rest = yield* directory.list(pro, yield* ListQuery.decode({ limit: "2", cursor: next }))
+      const rest = yield* listView(pro, yield* ListQuery.decode({ limit: "2", cursor: next }))
       assert.deepStrictEqual(rest.data.map((row) => row.id), ["AAAAAAA3"])
       assert.isFalse(rest.has_more)
       assert.strictEqual(rest.next_cursor, null)
-      const lowered = yield* Effect.flip(directory.list(pro, yield* ListQuery.decode({ cursor: next.toLowerCase() })))
+      const lowered = yield* Effect.flip(listView(pro, yield* ListQuery.decode({ cursor: next.toLowerCase() })))
       assert.deepStrictEqual(lowered._tag === "InvalidRequest" && lowered.parameter, "cursor")
-      const otherOrder = yield* Effect.flip(directory.list(pro, yield* ListQuery.decode({ cursor: next, sort: "latest" })))
+      const otherOrder = yield* Effect.flip(listView(pro, yield* ListQuery.decode({ cursor: next, sort: "latest" })))
       assert.deepStrictEqual(otherOrder._tag === "InvalidRequest" && otherOrder.parameter, "cursor")
     })))
 
   it.effect("an unknown category or source is refused naming the parameter and the codes listings carry", () =>
     run(Effect.gen(function*() {
-      const directory = yield* Directory.Directory
       yield* load(
         listing("AAAAAAA1", { category: "tech", source: "pool" }),
         listing("AAAAAAA2", { category: "food", source: "auction" }),
@@ -329,7 +325,7 @@ describe("Directory: reading", () => {
       )
       const { caller } = yield* callerOn("pro")
       const refusal = (raw: ListQuery.RawQuery) =>
-        Effect.flatMap(ListQuery.decode(raw), (query) => Effect.flip(directory.list(caller, query)))
+        Effect.flatMap(ListQuery.decode(raw), (query) => Effect.flip(listView(caller, query)))
       assert.deepStrictEqual(
         yield* refusal({ category: "tech,nope" }),
         new Errors.InvalidRequest({ parameter: "category", message: "category accepts the codes listings carry: food, tech; unknown: \"nope\"" })
@@ -338,7 +334,7 @@ describe("Directory: reading", () => {
         yield* refusal({ source: "gone,pool,nope" }),
         new Errors.InvalidRequest({ parameter: "source", message: "source accepts the codes listings carry: auction, pool; unknown: \"gone, nope\"" })
       )
-      const page = yield* directory.list(caller, yield* ListQuery.decode({ source: "auction" }))
+      const page = yield* listView(caller, yield* ListQuery.decode({ source: "auction" }))
       assert.deepStrictEqual(page.data.map((row) => row.id), ["AAAAAAA2"])
     })))
 
@@ -362,7 +358,6 @@ describe("Directory: reading", () => {
       )
       yield* Effect.gen(function*() {
         yield* TestClock.setTime(T0)
-        const directory = yield* Directory.Directory
         yield* load(
           listing("AAAAAAA1", { category: "tech", source: "pool" }),
           listing("AAAAAAA2", { category: "food", source: "auction" }),
@@ -370,7 +365,7 @@ describe("Directory: reading", () => {
         )
         const { caller } = yield* callerOn("pro")
         const ids = (raw: ListQuery.RawQuery) =>
-          Effect.map(Effect.flatMap(ListQuery.decode(raw), (query) => directory.list(caller, query)), (page) => page.data.map((row) => row.id))
+          Effect.map(Effect.flatMap(ListQuery.decode(raw), (query) => listView(caller, query)), (page) => page.data.map((row) => row.id))
         assert.deepStrictEqual(yield* ids({ category: "tech,food", source: "pool,auction" }), ["AAAAAAA1", "AAAAAAA2"])
         assert.deepStrictEqual(asked, [])
         // A page of one row cannot carry both codes: the one it lacks is asked about, and only it.
@@ -386,13 +381,12 @@ describe("Directory: reading", () => {
 
   it.effect("past CODES_SHOWN codes, a refusal lists those from the unknown code on, and says how to go on", () =>
     run(Effect.gen(function*() {
-      const directory = yield* Directory.Directory
       const codes = Array.from({ length: 2 * Directory.CODES_SHOWN + 3 }, (_, i) => `c${String(i).padStart(3, "0")}`)
       yield* load(...codes.map((code, i) => listing(`S${String(i).padStart(7, "0")}`, { source: code })))
       const { caller } = yield* callerOn("pro")
       const messageOf = (source: string) =>
         Effect.flatMap(ListQuery.decode({ source }), (query) =>
-          Effect.map(Effect.flip(directory.list(caller, query)), (error) => error.message))
+          Effect.map(Effect.flip(listView(caller, query)), (error) => error.message))
       const listed = (message: string) => /: (c[^;]*)(?:, …)?; /.exec(message)?.[1]!.replace(", …", "").split(", ") ?? []
       const first = yield* messageOf("zzz")
       assert.include(first, `source accepts the codes listings carry, more than ${Directory.CODES_SHOWN}`)
@@ -414,20 +408,19 @@ describe("Directory: reading", () => {
 
   it.effect("a since run includes tombstones and its synced_at trails the clock by 120 s", () =>
     run(Effect.gen(function*() {
-      const directory = yield* Directory.Directory
       const operators = yield* Operators.Operators
       yield* load(listing("FEED0001"), listing("FEED0002"))
       yield* operators.delist([id("FEED0002")], "sold")
       const { caller } = yield* callerOn("business")
-      const page = yield* directory.list(caller, yield* ListQuery.decode({ since: new Date(T0 - 1000).toISOString() }))
+      const page = yield* listView(caller, yield* ListQuery.decode({ since: new Date(T0 - 1000).toISOString() }))
       assert.deepStrictEqual(page.data, [
-        { ...(yield* directory.get(caller, "FEED0001")) },
+        { ...(yield* getView(caller, "FEED0001")) },
         { id: "FEED0002", status: "delisted", updated_at: new Date(T0).toISOString() }
       ])
       assert.strictEqual(page.synced_at, new Date(T0 - 120_000).toISOString())
-      const plain = yield* directory.list(caller, yield* ListQuery.decode({}))
+      const plain = yield* listView(caller, yield* ListQuery.decode({}))
       assert.deepStrictEqual(plain.data.map((row) => row.id), ["FEED0001"])
-      assert.instanceOf(yield* Effect.flip(directory.get(caller, "FEED0002")), Errors.ListingNotFound)
+      assert.instanceOf(yield* Effect.flip(getView(caller, "FEED0002")), Errors.ListingNotFound)
     })))
 })
 
@@ -508,7 +501,7 @@ describe("Directory: holds", () => {
       const { caller: free } = yield* callerOn("free")
       const { caller: business } = yield* callerOn("business")
       assert.deepStrictEqual(yield* Effect.flip(directory.hold(free, "HOLDME01")), new Errors.HoldsRequirePro())
-      assert.strictEqual((yield* directory.get(business, "HOLDME01")).domain, "holdme01shop.com")
+      assert.strictEqual((yield* getView(business, "HOLDME01")).domain, "holdme01shop.com")
       assert.deepStrictEqual(yield* Effect.flip(directory.hold(business, "HOLDME01")), new Errors.RevealRequired())
       yield* directory.reveal(business, "HOLDME01")
       const held = yield* directory.hold(business, "HOLDME01")
@@ -522,18 +515,18 @@ describe("Directory: holds", () => {
     run(Effect.gen(function*() {
       const directory = yield* Directory.Directory
       yield* load(listing("CONTEST1", { tier: "open" }))
-      const before = yield* Effect.flatMap(callerOn("business", "reader"), ({ caller }) => directory.get(caller, "CONTEST1"))
+      const before = yield* Effect.flatMap(callerOn("business", "reader"), ({ caller }) => getView(caller, "CONTEST1"))
       const { caller: holder } = yield* callerOn("pro", "holder")
       const { caller: earlier } = yield* callerOn("pro", "earlier")
       const { caller: later } = yield* callerOn("business", "later")
       yield* directory.reveal(earlier, "CONTEST1")
       yield* directory.reveal(holder, "CONTEST1")
       const held = yield* directory.hold(holder, "CONTEST1")
-      const mine = yield* directory.get(holder, "CONTEST1")
+      const mine = yield* getView(holder, "CONTEST1")
       assert.strictEqual(mine.hold_state, "mine")
       assert.strictEqual(mine.domain, "contest1shop.com")
       assert.strictEqual(mine.updated_at, before.updated_at)
-      const theirs = yield* directory.get(later, "CONTEST1")
+      const theirs = yield* getView(later, "CONTEST1")
       assert.strictEqual(theirs.hold_state, "other")
       assert.strictEqual(theirs.domain, null)
       assert.strictEqual(theirs.hold_expires_at, held.hold.expires_at)
@@ -546,7 +539,7 @@ describe("Directory: holds", () => {
       const taken = yield* Effect.flip(directory.hold(earlier, "CONTEST1"))
       assert.deepStrictEqual(taken, new Errors.HeldByOther({ expiresAt: T0 + 48 * HOUR }))
       yield* TestClock.adjust(48 * HOUR)
-      assert.strictEqual((yield* directory.get(later, "CONTEST1")).domain, "contest1shop.com")
+      assert.strictEqual((yield* getView(later, "CONTEST1")).domain, "contest1shop.com")
       assert.strictEqual((yield* directory.hold(earlier, "CONTEST1")).holds.active, 1)
     })))
 
@@ -597,11 +590,11 @@ describe("Directory: tracing", () => {
       const { caller, secret } = yield* callerOn("pro")
       spans.length = 0
       yield* directory.authenticate(secret)
-      yield* directory.listRecords(caller, yield* ListQuery.decode({}))
-      yield* directory.getRecord(caller, "Aa000001")
+      yield* directory.list(caller, yield* ListQuery.decode({}))
+      yield* directory.get(caller, "Aa000001")
       const names = spans.map((span) => span.name)
-      assert.includeMembers(names, ["Directory.authenticate", "Directory.listRecords", "Directory.getRecord"])
-      const page = spans.find((span) => span.name === "Directory.listRecords")!
+      assert.includeMembers(names, ["Directory.authenticate", "Directory.list", "Directory.get"])
+      const page = spans.find((span) => span.name === "Directory.list")!
       assert.strictEqual(page.status._tag, "Ended")
     }).pipe(Effect.provideService(Tracer.Tracer, tracer)))
   })

@@ -3,7 +3,7 @@ import { Directory, Errors, ListingStore, ListQuery, Operators } from "@dropshel
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { callerOn, DAY, HOUR, id, listing, load, T0 } from "./support.ts"
+import { callerOn, DAY, getView, HOUR, id, listing, listView, load, T0 } from "./support.ts"
 
 const rate = { allowed: true, limit: 120, remaining: 119, resetAt: T0 + 60_000 }
 
@@ -26,43 +26,40 @@ const iso = (instant: number) => new Date(instant).toISOString()
 describe("Directory: the since feed's horizon", () => {
   it.effect("a since exactly the horizon old is accepted; a millisecond older is refused, saying the oldest accepted", () =>
     run(Effect.gen(function*() {
-      const directory = yield* Directory.Directory
       yield* load(listing("HRZN0001"))
       const { caller } = yield* callerOn("business")
-      const at = yield* directory.list(caller, yield* ListQuery.decode({ since: iso(T0 - 30 * DAY) }))
+      const at = yield* listView(caller, yield* ListQuery.decode({ since: iso(T0 - 30 * DAY) }))
       assert.deepStrictEqual(at.data.map((row) => row.id), ["HRZN0001"])
-      const past = yield* Effect.flip(directory.list(caller, yield* ListQuery.decode({ since: iso(T0 - 30 * DAY - 1) })))
+      const past = yield* Effect.flip(listView(caller, yield* ListQuery.decode({ since: iso(T0 - 30 * DAY - 1) })))
       assert.instanceOf(past, Errors.SinceTooOld)
       assert.deepStrictEqual({ ...past }, { _tag: "SinceTooOld", since: T0 - 30 * DAY - 1, oldestAccepted: T0 - 30 * DAY, horizonDays: 30 })
       // The horizon moves with the clock: what was accepted a moment ago is refused a millisecond later.
       yield* TestClock.adjust(1)
-      assert.instanceOf(yield* Effect.flip(directory.list(caller, yield* ListQuery.decode({ since: iso(T0 - 30 * DAY) }))), Errors.SinceTooOld)
+      assert.instanceOf(yield* Effect.flip(listView(caller, yield* ListQuery.decode({ since: iso(T0 - 30 * DAY) }))), Errors.SinceTooOld)
     })))
 
   it.effect("a run that started inside the horizon may follow its cursors for one more day", () =>
     run(Effect.gen(function*() {
-      const directory = yield* Directory.Directory
       yield* load(listing("HRZN0001"), listing("HRZN0002"), listing("HRZN0003"))
       const { caller } = yield* callerOn("business")
       const since = iso(T0 - 30 * DAY)
-      const first = yield* directory.list(caller, yield* ListQuery.decode({ since, limit: "1" }))
+      const first = yield* listView(caller, yield* ListQuery.decode({ since, limit: "1" }))
       assert.isNotNull(first.next_cursor)
       yield* TestClock.adjust(DAY)
-      const second = yield* directory.list(caller, yield* ListQuery.decode({ since, limit: "1", cursor: first.next_cursor! }))
+      const second = yield* listView(caller, yield* ListQuery.decode({ since, limit: "1", cursor: first.next_cursor! }))
       assert.deepStrictEqual(second.data.map((row) => row.id), ["HRZN0002"])
       // A new run from the same since is past the horizon by now.
-      assert.instanceOf(yield* Effect.flip(directory.list(caller, yield* ListQuery.decode({ since, limit: "1" }))), Errors.SinceTooOld)
+      assert.instanceOf(yield* Effect.flip(listView(caller, yield* ListQuery.decode({ since, limit: "1" }))), Errors.SinceTooOld)
       yield* TestClock.adjust(1)
-      const late = yield* Effect.flip(directory.list(caller, yield* ListQuery.decode({ since, limit: "1", cursor: second.next_cursor! })))
+      const late = yield* Effect.flip(listView(caller, yield* ListQuery.decode({ since, limit: "1", cursor: second.next_cursor! })))
       assert.instanceOf(late, Errors.SinceTooOld)
       assert.strictEqual((late as Errors.SinceTooOld).oldestAccepted, T0 + DAY + 1 - 31 * DAY)
     })))
 
   it.effect("a plan without the feed is told to upgrade, not that its since is too old", () =>
     run(Effect.gen(function*() {
-      const directory = yield* Directory.Directory
       const { caller } = yield* callerOn("pro")
-      const refused = yield* Effect.flip(directory.list(caller, yield* ListQuery.decode({ since: iso(T0 - 400 * DAY) })))
+      const refused = yield* Effect.flip(listView(caller, yield* ListQuery.decode({ since: iso(T0 - 400 * DAY) })))
       assert.instanceOf(refused, Errors.UpgradeRequired)
     })))
 
@@ -74,8 +71,8 @@ describe("Directory: the since feed's horizon", () => {
         const pro = yield* callerOn("pro")
         assert.strictEqual((yield* directory.me(business.caller, rate)).since_horizon_days, 7)
         assert.isNull((yield* directory.me(pro.caller, rate)).since_horizon_days)
-        yield* directory.list(business.caller, yield* ListQuery.decode({ since: iso(T0 - 7 * DAY) }))
-        const refused = yield* Effect.flip(directory.list(business.caller, yield* ListQuery.decode({ since: iso(T0 - 7 * DAY - 1) })))
+        yield* listView(business.caller, yield* ListQuery.decode({ since: iso(T0 - 7 * DAY) }))
+        const refused = yield* Effect.flip(listView(business.caller, yield* ListQuery.decode({ since: iso(T0 - 7 * DAY - 1) })))
         assert.strictEqual((refused as Errors.SinceTooOld).horizonDays, 7)
       }),
       { horizonDays: 7 }
@@ -117,10 +114,10 @@ describe("Directory: the since feed's horizon", () => {
       const pro = yield* callerOn("pro")
       const now = T0 + 40 * DAY
       yield* load(listing("BACK0001", { discoveredAt: now }))
-      const page = yield* directory.list(business.caller, yield* ListQuery.decode({ since: iso(now - DAY) }))
+      const page = yield* listView(business.caller, yield* ListQuery.decode({ since: iso(now - DAY) }))
       assert.deepStrictEqual(page.data.map((row) => [row.id, row.status]), [["BACK0001", "active"]])
       assert.strictEqual((page.data[0] as { discovered_at: string }).discovered_at, iso(now))
       // Newly discovered, it waits out the access delay again on plans that have one.
-      assert.instanceOf(yield* Effect.flip(directory.get(pro.caller, "BACK0001")), Errors.ListingNotFound)
+      assert.instanceOf(yield* Effect.flip(getView(pro.caller, "BACK0001")), Errors.ListingNotFound)
     })))
 })

@@ -5,7 +5,7 @@ import { Effect, Layer, Metric } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { Webhook as StandardWebhook } from "standardwebhooks"
-import { callerOn, DAY, HOUR, id, listing, load, T0 } from "./support.ts"
+import { callerOn, DAY, getView, HOUR, id, listing, listView, load, T0 } from "./support.ts"
 
 /*
  * The watch use cases over the memory stores, with the clock under test control and a webhook
@@ -147,7 +147,6 @@ describe("Watches: matching", () => {
   it.effect("a free account's watch never hears of a listing before a free account could list it", () =>
     run(Effect.gen(function*() {
       const watches = yield* Watches.Watches
-      const directory = yield* Directory.Directory
       const { caller: free } = yield* callerOn("free")
       const { caller: pro } = yield* callerOn("pro")
       const freeWatch = yield* watches.create(free, { name: "all" })
@@ -155,7 +154,7 @@ describe("Watches: matching", () => {
       yield* TestClock.adjust(1000)
       yield* load(listing("FRESHLS1", { discoveredAt: T0 + 1000 }))
       const listable = (caller: Directory.Caller) =>
-        Effect.map(directory.list(caller, { limit: 50, order: "id", cursor: undefined, since: undefined, filters: {} }), (page) => page.data.length)
+        Effect.map(listView(caller, { limit: 50, order: "id", cursor: undefined, since: undefined, filters: {} }), (page) => page.data.length)
       const matched = (caller: Directory.Caller, watchId: string) => Effect.map(watches.matches(caller, watchId, {}), (page) => page.data.length)
       for (const step of [HOUR, DAY - HOUR - 1, 1, 6 * DAY - 1, 1]) {
         yield* TestClock.adjust(step)
@@ -205,7 +204,7 @@ describe("Watches: matching", () => {
       const page = yield* watches.matches(caller, watch.id, {})
       assert.deepStrictEqual(page.data.map((match) => match.listing?.id ?? null), [...ids.slice(0, 5), null])
       for (const [index, match] of page.data.entries()) {
-        const read = yield* Effect.result(directory.get(caller, ids[index]!))
+        const read = yield* Effect.result(getView(caller, ids[index]!))
         assert.deepStrictEqual(match.listing, read._tag === "Success" ? read.success : null)
       }
       assert.deepStrictEqual(page.data.map((match) => match.listing?.hold_state), ["none", "other", "mine", "none", "none", undefined])

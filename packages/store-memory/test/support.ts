@@ -1,4 +1,4 @@
-import { Directory, type Ids, type ListingStore, Operators, type Plan } from "@dropshelf/core"
+import { Directory, type Ids, Listing, type ListingStore, type ListQuery, Operators, type Plan } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { Effect } from "effect"
 
@@ -25,3 +25,11 @@ export const load = Effect.fnUntraced(function*(...inputs: ReadonlyArray<Listing
 })
 
 export const id = (text: string) => text as Ids.ListingId
+
+/** A page as the caller reads it, as its published view (`Listing.toPageView`). */
+export const listView = (caller: Directory.Caller, query: ListQuery.ListQuery) =>
+  Effect.map(Directory.Directory.use((directory) => directory.list(caller, query)), Listing.toPageView)
+
+/** A listing as the caller reads it, as its published view (`Listing.toListingView`). */
+export const getView = (caller: Directory.Caller, id: string) =>
+  Effect.map(Directory.Directory.use((directory) => directory.get(caller, id)), Listing.toListingView)

@@ -60,7 +60,7 @@ const AccountHandlers = HttpApiBuilder.group(
  * A listing or a page, published by the core's renderer rather than encoded by the endpoint's
  * schema: the same JSON (test/ListingJson.test.ts in the core holds them together, and every
  * black-box response is validated against the OpenAPI document), without building a view per
- * row per request (docs/performance.md).
+ * row per request (docs/performance.md). The MCP tools send the same text (mcp/Tools.ts).
  */
 const renderedJson = (bytes: Uint8Array) => HttpServerResponse.uint8Array(bytes, { contentType: "application/json" })
 
@@ -119,9 +119,8 @@ const DomainsHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       list: ({ query, request }) =>
         withCaller(({ caller }) => {
-          // A since run shows each listing once: neither its JSON nor the page's is worth keeping (ListingJson).
-          const options = { keep: query.since === undefined }
-          return directory.listRecords(caller, query).pipe(
+          const options = ListingJson.renderOptionsOf(query)
+          return directory.list(caller, query).pipe(
             Effect.map((page) => {
               const response = renderedJson(ListingJson.pageJsonBytes(page, options))
               return page.nextCursor === null ? response : HttpServerResponse.setHeader(response, "link", nextLink(request.url, page.nextCursor))
@@ -157,7 +156,7 @@ const DomainsHandlers = HttpApiBuilder.group(
           )),
       get: ({ params }) =>
         withCaller(({ caller }) =>
-          directory.getRecord(caller, params.id).pipe(
+          directory.get(caller, params.id).pipe(
             Effect.map((row) => renderedJson(ListingJson.utf8Of([ListingJson.rowJson(row)]))),
             refuseAs("read")
           )),

@@ -9,7 +9,7 @@ import { bearerOf, rateLimitHeaders } from "../http/ApiKeyAuth.ts"
 import { errorResponse, isBodyTooLarge, tooLarge, WWW_AUTHENTICATE } from "../http/Boundary.ts"
 import { type DomainError, toApiError } from "../http/ErrorMapping.ts"
 import { RequestId, serverFaultMessage } from "../http/RequestId.ts"
-import { idempotencyKeyArg, REPLAYED_META, TOOLS, type ToolDefinition } from "./Tools.ts"
+import { idempotencyKeyArg, RenderedJson, REPLAYED_META, TOOLS, type ToolDefinition } from "./Tools.ts"
 
 /*
  * The MCP endpoint: Streamable HTTP at `/mcp`, stateless (no session; every POST stands
@@ -66,6 +66,12 @@ const succeeded = (value: unknown): CallToolResult => ({
   structuredContent: value as Record<string, unknown>
 })
 
+/** A result as the REST endpoint renders it: its text as sent, and that text parsed. */
+const rendered = (text: string): CallToolResult => ({
+  content: [{ type: "text", text }],
+  structuredContent: JSON.parse(text)
+})
+
 /** A refusal as a tool result: the REST envelope in `structuredContent` and as text. */
 export const refused = (fields: ErrorFields & { readonly retry_after?: number }): CallToolResult => ({
   isError: true,
@@ -101,10 +107,12 @@ interface CallContext {
  */
 const resultOf = (tool: ToolDefinition, call: CallContext, rate: RateLimiter.RateDecision, args: Record<string, unknown>) => {
   const encoded = (value: unknown) =>
-    Effect.map(
-      Effect.orDie(Schema.encodeUnknownEffect(tool.success)(value) as Effect.Effect<unknown, Schema.SchemaError>),
-      succeeded
-    )
+    value instanceof RenderedJson
+      ? Effect.sync(() => rendered(value.text))
+      : Effect.map(
+        Effect.orDie(Schema.encodeUnknownEffect(tool.success)(value) as Effect.Effect<unknown, Schema.SchemaError>),
+        succeeded
+      )
   const refusal = (error: DomainError) => refused(toApiError(error, tool.operation).error)
   const write = tool.write
   return Effect.gen(function*() {

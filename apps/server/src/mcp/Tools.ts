@@ -1,12 +1,13 @@
 import { Effect, Record, Result, Schema, SchemaTransformation } from "effect"
-import { type Directory, Errors, Hold, Idempotency, Listing, ListQuery, Me, type RateLimiter, Text, type Watches, WatchView } from "@dropshelf/core"
+import { type Directory, Errors, Hold, Idempotency, Listing, ListingJson, ListQuery, Me, type RateLimiter, Text, type Watches, WatchView } from "@dropshelf/core"
 import { ErrorCode, HoldCode, RevealCode } from "@dropshelf/api/ApiErrors"
 import type { DomainError, Operation } from "../http/ErrorMapping.ts"
 
 /*
  * The MCP tools: one per REST operation, each a call to the core's `Directory`, so the
  * validation, the disclosure rules and the refusals are the REST API's own. Input and output
- * schemas are JSON Schema generated from the same Effect schemas the REST contract uses.
+ * schemas are JSON Schema generated from the same Effect schemas the REST contract uses; a
+ * listing or a page is rendered by REST's own renderer (`ListingJson`), so its text is REST's.
  */
 
 export type JsonSchema = { readonly type: "object"; readonly [key: string]: unknown }
@@ -25,7 +26,10 @@ export interface ToolDefinition {
   readonly description: string
   readonly inputSchema: JsonSchema
   readonly outputSchema: JsonSchema
-  /** The success schema the result is encoded with, exactly as the REST endpoint encodes it. */
+  /**
+   * The success schema the result is encoded with, exactly as the REST endpoint encodes it; a
+   * result the tool rendered itself (`RenderedJson`) is sent as rendered, and conforms to it.
+   */
   readonly success: Schema.Top
   readonly annotations: ToolAnnotations
   /** Which refusal token this tool's refusals carry, as on the REST endpoint it mirrors. */
@@ -42,6 +46,17 @@ export interface ToolDefinition {
    * `idempotency_key` runs it once per key (`Directory.idempotent`), as REST does.
    */
   readonly write?: (args: Record<string, unknown>) => Effect.Effect<Idempotency.Write, Errors.InvalidRequest>
+}
+
+/**
+ * A result rendered by the REST endpoint's own renderer (`ListingJson`): its text is the REST
+ * body, sent as the tool's text and parsed once for its `structuredContent`.
+ */
+export class RenderedJson {
+  readonly text: string
+  constructor(text: string) {
+    this.text = text
+  }
 }
 
 /** The argument that carries a write's idempotency key. */
@@ -256,7 +271,9 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     success: Listing.PageView,
     annotations: annotations("Search listings", { readOnly: true }),
     operation: "read",
-    run: (directory, caller, _rate, args) => Effect.flatMap(searchArguments(args), (query) => directory.list(caller, query))
+    run: (directory, caller, _rate, args) =>
+      Effect.flatMap(searchArguments(args), (query) =>
+        Effect.map(directory.list(caller, query), (page) => new RenderedJson(ListingJson.pageJson(page, ListingJson.renderOptionsOf(query)))))
   },
   {
     name: "get_listing",
@@ -268,7 +285,8 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     annotations: annotations("Get a listing", { readOnly: true }),
     operation: "read",
     run: (directory, caller, _rate, args) =>
-      Effect.flatMap(stringArg(args, "id", "a listing id (8 characters)"), (id) => directory.get(caller, id))
+      Effect.flatMap(stringArg(args, "id", "a listing id (8 characters)"), (id) =>
+        Effect.map(directory.get(caller, id), (row) => new RenderedJson(ListingJson.rowJson(row))))
   },
   {
     name: "reveal_listing",

@@ -190,14 +190,23 @@ export const toPublicView = (listing: ListingRecord): PublicView => {
   return view
 }
 
-/** The published row: bands and ranges instead of figures, the name only when disclosed. */
-export const toListingView = (listing: ListingRecord, reader: ReaderView): ListingView => ({
-  ...toPublicView(listing),
-  domain: reader.disclosed ? listing.domain : null,
-  name_disclosed: reader.disclosed,
-  hold_state: reader.holdState,
-  hold_expires_at: reader.holdExpiresAt === null ? null : toIso(reader.holdExpiresAt)
-})
+/**
+ * The published row: bands and ranges instead of figures, the name only when disclosed. Of a
+ * record and what its reader is told, or of a reader's listing (what `Directory.get` answers).
+ */
+export function toListingView(listing: ListingRecord, reader: ReaderView): ListingView
+export function toListingView(row: ReaderListing): ListingView
+export function toListingView(from: ListingRecord | ReaderListing, told?: ReaderView): ListingView {
+  const listing = told === undefined ? (from as ReaderListing).listing : from as ListingRecord
+  const reader = told ?? (from as ReaderListing).reader
+  return {
+    ...toPublicView(listing),
+    domain: reader.disclosed ? listing.domain : null,
+    name_disclosed: reader.disclosed,
+    hold_state: reader.holdState,
+    hold_expires_at: reader.holdExpiresAt === null ? null : toIso(reader.holdExpiresAt)
+  }
+}
 
 export const toTombstoneView = (listing: ListingRecord): TombstoneView => ({
   id: listing.id,
@@ -205,15 +214,25 @@ export const toTombstoneView = (listing: ListingRecord): TombstoneView => ({
   updated_at: toIso(listing.updatedAt)
 })
 
+/** A listing as one reader will see it, before it is published: the record and what that reader is told about its name and hold. */
+export interface ReaderListing {
+  readonly _tag: "Listing"
+  readonly listing: ListingRecord
+  readonly reader: ReaderView
+}
+
 /**
- * A row of a page as one reader will see it, before it is published: the record and what that
- * reader is told about its name and hold. `toPageView` and `ListingJson.pageJson` publish it.
+ * A row of a page as one reader will see it, before it is published: a listing, or on a since
+ * page a tombstone. `toPageView` and `ListingJson.pageJson` publish it.
  */
 export type ReaderRow =
-  | { readonly _tag: "Listing"; readonly listing: ListingRecord; readonly reader: ReaderView }
+  | ReaderListing
   | { readonly _tag: "Tombstone"; readonly listing: ListingRecord }
 
-/** A page for one reader: its rows, the cursor to the next one, and the since watermark. */
+/**
+ * A page for one reader (what `Directory.list` answers): its rows, the cursor to the next one,
+ * and the since watermark. `ListingJson.pageJson` renders it, `toPageView` makes its view.
+ */
 export interface ReaderPage {
   readonly rows: ReadonlyArray<ReaderRow>
   readonly nextCursor: string | null

@@ -1,4 +1,5 @@
 import { type ListingRecord, type ReaderPage, type ReaderRow, type ReaderView, toPublicView } from "./Listing.ts"
+import type { ListQuery } from "./ListQuery.ts"
 import { toIso } from "./Time.ts"
 
 /*
@@ -23,6 +24,12 @@ const readerIndependent = new WeakMap<ListingRecord, string>()
 export interface RenderOptions {
   readonly keep?: boolean | undefined
 }
+
+/**
+ * How a page asked with `query` is rendered: a since run shows each listing once, so neither its
+ * listings' JSON nor the page's is worth keeping.
+ */
+export const renderOptionsOf = (query: Pick<ListQuery, "since">): RenderOptions => ({ keep: query.since === undefined })
 
 /** Every member no reader changes (`"id":…` first), as JSON text without the braces. */
 const readerIndependentMembers = (listing: ListingRecord, keep: boolean): string => {

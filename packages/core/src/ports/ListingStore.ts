@@ -7,10 +7,13 @@ import type { ListFilters, ListOrder } from "../domain/ListQuery.ts"
 import type { Instant } from "../domain/Time.ts"
 
 /**
- * One page of listings. Its instants (`now`, `visibleBefore`, `reader.at`) come from the caller's
- * clock when it asked. A store may answer as of a later instant of that clock, moving all three
- * by the same amount, never an earlier one: the answer then still shows the directory at a moment
- * inside the call. The SQL store does so when concurrent reads of one page share a statement.
+ * One page of listings. Its instants (`now`, and `visibleBefore` and `reader.at` taken from it)
+ * are the caller's clock when it asked. The caller gets the page it would have got by asking at
+ * some moment between its call and the answer: the rows, holds and reveals of that moment, read
+ * with the instants the caller would then have sent (all three the same distance apart). But
+ * the rows of a `since` page after the first (`after` set) may be as they stood shortly before
+ * the call, read with a `visibleBefore` no later than this one: a row changed in between is
+ * missed or shown as it was, and the next run, from the first page's `synced_at`, brings it.
  */
 export interface PageRequest {
   readonly order: ListOrder
@@ -36,8 +39,8 @@ export interface PageReader {
 }
 
 /**
- * One page and, read with it, what the directory needs to tell its reader about each row: every
- * store answers all three, so the directory never asks the hold or reveal stores for a page.
+ * One page and what the directory needs to tell its reader about each row: the holds running
+ * on the rows and which of them the reader revealed.
  */
 export interface PageResult {
   /** Active rows, plus sold, blocked and delisted rows on a `since` run; never drafts. */
@@ -102,8 +105,8 @@ export class ListingStore extends Context.Service<ListingStore, {
   readonly find: (id: ListingId) => Effect.Effect<ListingRecord | undefined>
   /**
    * `find(id)` with its running hold and its reveal by `reader`, as a page answers them, in one
-   * look-up: what a single read needs. As with a page, the store may answer at a later
-   * `reader.at` than asked, never an earlier one.
+   * look-up: what a single read needs. As with a page, the caller gets the answer it would
+   * have got by asking at some moment between its call and the answer.
    */
   readonly findForReader: (id: ListingId, reader: PageReader) => Effect.Effect<ReaderFind | undefined>
   /**
