@@ -190,6 +190,18 @@ describe("bin/dropshelf.js", () => {
     }
   }, 120_000)
 
+  it("loads the command tree alone for --help and a refused invocation: no core, storage or server", async () => {
+    // What Config.ts reads its settings with is all the tree may take from the storage and the server.
+    const beyondTheTree = (url: string) =>
+      url.includes("/packages/core/") || url.includes("/node_modules/@electric-sql/") ||
+      /\/packages\/store-sql\/src\/(?!(DataDirLock|PoolDefaults)\.ts$)/.test(url) || /\/apps\/server\/src\/(?!Settings\.ts$)/.test(url)
+    for (const args of [["--help"], ["keys", "create", "--help"], ["accounts", "list", "--limit", "0"]]) {
+      const answer = await askLauncher(args, { env: envWith({}) })
+      expect(answer.loaded).toContain(pathToFileURL(join(repoRoot, "apps", "cli", "src", "Cli.ts")).href)
+      expect(answer.loaded.filter(beyondTheTree)).toEqual([])
+    }
+  }, 120_000)
+
   it("keeps Node's compiled code in node_modules/.cache, so a later start skips compiling", async () => {
     const compiled = join(repoRoot, "node_modules", ".cache", "dropshelf-compiled")
     rmSync(compiled, { recursive: true, force: true })
