@@ -3,7 +3,7 @@ import { Digest } from "effect/crypto"
 import { digestOf, formatOf, hasValidChecksum, isLiveAt, LEGACY_KEY_MARKER } from "./domain/ApiKey.ts"
 import { type CursorPosition, CursorCodec } from "./domain/Cursor.ts"
 import * as DirectoryMetrics from "./DirectoryMetrics.ts"
-import { holdStateOf, isReadableAt, readerViewOf, revealsOfReader } from "./domain/Disclosure.ts"
+import { holdStateOf, isReadableAt, readerViewOf, revealsOf } from "./domain/Disclosure.ts"
 import {
   type EndError,
   type ExtendError,
@@ -408,7 +408,7 @@ export class Directory extends Context.Service<Directory, {
           visibleBefore: now - caller.plan.accessDelayMs,
           since: query.since,
           now,
-          reader: { at: now, revealsOf: revealsOfReader(caller.plan, caller.accountId) }
+          reader: { at: now, revealsOf: revealsOf(caller.plan, caller.accountId) }
         })
         yield* checkCodesBeyond(query.filters, page.rows)
         if (!page.anchorExists) {
@@ -427,7 +427,7 @@ export class Directory extends Context.Service<Directory, {
 
       const get = Effect.fnUntraced(function*(caller: Caller, id: string) {
         const now = yield* Clock.currentTimeMillis
-        const found = yield* findReadable(caller, id, now, revealsOfReader(caller.plan, caller.accountId))
+        const found = yield* findReadable(caller, id, now, revealsOf(caller.plan, caller.accountId))
         const reader = readerViewOf({
           plan: caller.plan,
           accountId: caller.accountId,
@@ -556,7 +556,7 @@ export class Directory extends Context.Service<Directory, {
             yield* listings.snapshot({
               visibleBefore: now - caller.plan.accessDelayMs,
               chunkSize: SNAPSHOT_CHUNK,
-              reader: { at: now, revealsOf: revealsOfReader(caller.plan, caller.accountId) }
+              reader: { at: now, revealsOf: revealsOf(caller.plan, caller.accountId) }
             }, (chunk) => Queue.offer(queue, { _tag: "Rows", rows: readerRowsFor(caller, chunk.rows, chunk.running, chunk.revealed) }))
             yield* Queue.offer(queue, { _tag: "End", syncedAt })
             yield* Queue.end(queue)

@@ -3,7 +3,7 @@ import { Mac, SecureRandom } from "effect/crypto"
 import { Base64Url } from "effect/encoding"
 import type { Caller } from "./Directory.ts"
 import * as DirectoryMetrics from "./DirectoryMetrics.ts"
-import { isReadableAt, readerViewOf, revealsOfReader } from "./domain/Disclosure.ts"
+import { isReadableAt, readerViewOf, revealsOf } from "./domain/Disclosure.ts"
 import { DeliveryNotFound, InvalidRequest, type WatchLimitReached, WatchNotFound } from "./domain/errors.ts"
 import { isListingId } from "./domain/Ids.ts"
 import { type ListingView, toListingView } from "./domain/Listing.ts"
@@ -308,7 +308,7 @@ export class Watches extends Context.Service<Watches, {
        */
       const readAs = Effect.fnUntraced(function*(accountId: string, plan: PlanLimits, listingId: string, now: Instant) {
         if (!isListingId(listingId)) return null
-        const found = yield* listings.findForReader(listingId, { at: now, revealsOf: revealsOfReader(plan, accountId) })
+        const found = yield* listings.findForReader(listingId, { at: now, revealsOf: revealsOf(plan, accountId) })
         if (found === undefined) return null
         const { listing } = found
         if (!isReadableAt(listing, plan, now)) return null
