@@ -5,7 +5,7 @@ import type { Hold as HoldSchemas, Listing as ListingSchemas, ListQuery, Me as M
 import * as DropshelfClient from "./DropshelfClient.ts"
 import { DropshelfError, DropshelfTransportError, fromCause } from "./DropshelfError.ts"
 import * as Idempotency from "./Idempotency.ts"
-import { type ListingsQuery, toListQuery } from "./ListingsQuery.ts"
+import { type ListParameters, toListQuery } from "./ListParameters.ts"
 
 /*
  * The client for programs that do not use Effect: every call returns a promise of the
@@ -86,13 +86,13 @@ const isListing = (row: Listing | Tombstone): row is Listing => row.status === "
 export class Dropshelf {
   readonly listings: {
     /** One page of `GET /domains`. */
-    readonly list: (query?: ListingsQuery, options?: CallOptions) => Promise<ListingPage>
+    readonly list: (parameters?: ListParameters, options?: CallOptions) => Promise<ListingPage>
     /** One listing; 404 `not_found` when it left the directory or the plan cannot see it yet. */
     readonly get: (id: string, options?: CallOptions) => Promise<Listing>
     /** Every page of a query, following `next_cursor` until it is null. */
-    readonly pages: (query?: Omit<ListingsQuery, "since">, options?: CallOptions) => AsyncIterable<ListingPage>
+    readonly pages: (parameters?: Omit<ListParameters, "since">, options?: CallOptions) => AsyncIterable<ListingPage>
     /** Every listing of a query, page after page. */
-    readonly iterate: (query?: Omit<ListingsQuery, "since">, options?: CallOptions) => AsyncIterable<Listing>
+    readonly iterate: (parameters?: Omit<ListParameters, "since">, options?: CallOptions) => AsyncIterable<Listing>
     /**
      * The `since` feed (business plan): every listing changed at or after `since`, and a
      * tombstone (`status: "delisted"`) for each that left. `null` for a first run: the whole
@@ -103,7 +103,7 @@ export class Dropshelf {
      */
     readonly since: (
       since: string | Date | null,
-      query?: Omit<ListingsQuery, "since" | "sort" | "cursor">,
+      parameters?: Omit<ListParameters, "since" | "sort" | "cursor">,
       options?: CallOptions
     ) => SinceFeed
     /**
@@ -159,11 +159,11 @@ export class Dropshelf {
     this.#client = Effect.runSync(DropshelfClient.make(options).pipe(Effect.provide(FetchHttpClient.layer)))
     this.#fetch = options.fetch
     this.listings = {
-      list: (query, options) => this.#list(query, options),
+      list: (parameters, options) => this.#list(parameters, options),
       get: (id, options) => this.#run((client) => client.domains.get({ params: { id } }), options),
-      pages: (query, options) => this.#pages(query, options),
-      iterate: (query, options) => this.#listings(query, options),
-      since: (since, query, options) => this.#since(since, query, options),
+      pages: (parameters, options) => this.#pages(parameters, options),
+      iterate: (parameters, options) => this.#listings(parameters, options),
+      since: (since, parameters, options) => this.#since(since, parameters, options),
       snapshot: (options) => this.#snapshot(options)
     }
     this.holds = {
@@ -216,8 +216,8 @@ export class Dropshelf {
     throw await Effect.runPromise(fromCause(exit.cause))
   }
 
-  #list(query: ListingsQuery | undefined, options: CallOptions | undefined): Promise<ListingPage> {
-    const decoded = toListQuery(query)
+  #list(parameters: ListParameters | undefined, options: CallOptions | undefined): Promise<ListingPage> {
+    const decoded = toListQuery(parameters)
     if (Result.isFailure(decoded)) return Promise.reject(refusedLocally(decoded.failure))
     return this.#page(decoded.success, options)
   }
@@ -226,8 +226,8 @@ export class Dropshelf {
     return this.#run((client) => client.domains.list({ query }), options)
   }
 
-  async *#pages(query: ListingsQuery | undefined, options: CallOptions | undefined): AsyncGenerator<ListingPage> {
-    const decoded = toListQuery(query)
+  async *#pages(parameters: ListParameters | undefined, options: CallOptions | undefined): AsyncGenerator<ListingPage> {
+    const decoded = toListQuery(parameters)
     if (Result.isFailure(decoded)) throw refusedLocally(decoded.failure)
     let cursor = decoded.success.cursor
     do {
@@ -237,8 +237,8 @@ export class Dropshelf {
     } while (cursor !== undefined)
   }
 
-  async *#listings(query: ListingsQuery | undefined, options: CallOptions | undefined): AsyncGenerator<Listing> {
-    for await (const page of this.#pages(query, options)) yield* page.data.filter(isListing)
+  async *#listings(parameters: ListParameters | undefined, options: CallOptions | undefined): AsyncGenerator<Listing> {
+    for await (const page of this.#pages(parameters, options)) yield* page.data.filter(isListing)
   }
 
   #snapshot(options: CallOptions | undefined): Snapshot {
@@ -286,10 +286,10 @@ export class Dropshelf {
 
   #since(
     since: string | Date | null,
-    query: Omit<ListingsQuery, "since" | "sort" | "cursor"> | undefined,
+    parameters: Omit<ListParameters, "since" | "sort" | "cursor"> | undefined,
     options: CallOptions | undefined
   ): SinceFeed {
-    const pages = (): AsyncIterable<ListingPage> => this.#pages({ ...query, ...(since === null ? {} : { since }) }, options)
+    const pages = (): AsyncIterable<ListingPage> => this.#pages({ ...parameters, ...(since === null ? {} : { since }) }, options)
     let syncedAt: string | undefined
     return {
       get syncedAt() {

@@ -35,7 +35,7 @@ export {
   type WriteOptions
 } from "./Dropshelf.ts"
 export { DropshelfError, DropshelfTransportError, type ErrorFields } from "./DropshelfError.ts"
-export type { ListingsQuery } from "./ListingsQuery.ts"
+export type { ListParameters } from "./ListParameters.ts"
 export * as DropshelfClient from "./DropshelfClient.ts"
 export * as Idempotency from "./Idempotency.ts"
 export * as RetryPolicy from "./RetryPolicy.ts"

@@ -81,39 +81,40 @@ export const toRecord = (row: Values): Listing.ListingRecord => ({
 
 /**
  * Where a page statement's own columns sit in its rows: after the `selected` columns of its
- * select come the anchor's answer (with a cursor), then, with a reader, `revealed_by` and the
- * running hold's columns (`ListingQuery.withReader`). Every select starts with `id`.
+ * select come the anchor's answer (with a cursor), then, with a reader, `revealed_by` (at
+ * `revealed`) and the running hold's columns (`PageStatement.withReader`). Every select starts
+ * with `id`.
  */
 export interface Layout {
   readonly anchorExists: number
-  readonly revealedBy: number
+  readonly revealed: number
   readonly hold: number
 }
 
 export const layoutOf = (anchored: boolean, selected: number): Layout => {
   const anchor = anchored ? 1 : 0
-  return { anchorExists: selected, revealedBy: selected + anchor, hold: selected + anchor + 1 }
+  return { anchorExists: selected, revealed: selected + anchor, hold: selected + anchor + 1 }
 }
 
-/** What a statement said of its readers: the running holds, and each revealer's reveals. */
+/** What a statement said of its readers: the running holds, and the listings each account asked revealed. */
 export interface ReaderAnswers {
   readonly running: ReadonlyMap<string, Hold.HoldRecord>
-  readonly revealedBy: ReadonlyMap<string, ReadonlySet<string>>
+  readonly revealed: ReadonlyMap<string, ReadonlySet<string>>
 }
 
 export const readerAnswers = (rows: ReadonlyArray<Values>, layout: Layout): ReaderAnswers => {
   const running = new Map<string, Hold.HoldRecord>()
-  const revealedBy = new Map<string, Set<string>>()
+  const revealed = new Map<string, Set<string>>()
   for (const row of rows) {
     const id = row[0] as string
     if (row[layout.hold] !== null && row[layout.hold] !== undefined) running.set(id, toHoldAt(row, layout.hold))
-    for (const account of (row[layout.revealedBy] ?? []) as ReadonlyArray<string>) {
-      let ids = revealedBy.get(account)
-      if (ids === undefined) revealedBy.set(account, ids = new Set())
+    for (const account of (row[layout.revealed] ?? []) as ReadonlyArray<string>) {
+      let ids = revealed.get(account)
+      if (ids === undefined) revealed.set(account, ids = new Set())
       ids.add(id)
     }
   }
-  return { running, revealedBy }
+  return { running, revealed }
 }
 
 /** `PageResult`'s reader fields for `reader`, from what a (possibly shared) statement said. */
@@ -121,11 +122,11 @@ export const answersFor = (reader: ListingStore.PageReader, answers: ReaderAnswe
   running: answers.running,
   revealed: reader.revealsOf === undefined
     ? new Set<string>()
-    : answers.revealedBy.get(reader.revealsOf) ?? new Set<string>()
+    : answers.revealed.get(reader.revealsOf) ?? new Set<string>()
 })
 
-/** The revealers whose reveals a statement reads for `reader`. */
-export const revealersOf = (reader: ListingStore.PageReader | undefined): ReadonlyArray<string> =>
+/** The accounts whose reveals a statement reads for `reader`. */
+export const accountsAsked = (reader: ListingStore.PageReader | undefined): ReadonlyArray<string> =>
   reader?.revealsOf === undefined ? [] : [reader.revealsOf]
 
 /** The anchor's answer of a page statement: undefined without a cursor or without rows to carry it. */

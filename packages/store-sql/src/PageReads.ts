@@ -3,8 +3,9 @@ import { Effect, type Scope } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import type * as ListingCache from "./ListingCache.ts"
-import type { ListingQuery, PageQuery } from "./ListingQuery.ts"
+import type { PageStatement, PageStatementRequest } from "./PageStatement.ts"
 import {
+  accountsAsked,
   anchorExistsIn,
   COLUMN,
   COLUMNS,
@@ -12,7 +13,6 @@ import {
   LISTING_COLUMNS,
   type ReaderAnswers,
   readerAnswers,
-  revealersOf,
   toRecord,
   VERSION_COLUMNS
 } from "./ListingRows.ts"
@@ -43,8 +43,8 @@ export interface Served extends Read {
 export interface PageReads {
   /** The page decoded in full; `keep` puts its rows in the cache. */
   readonly fullPage: {
-    (request: ListingStore.PageRequest, where: ReadonlyArray<Fragment>, keep: boolean, revealers: ReadonlyArray<string>): Effect.Effect<Served, SqlError.SqlError>
-    (request: PageQuery, where: ReadonlyArray<Fragment>, keep: boolean, revealers: ReadonlyArray<string>): Effect.Effect<Read, SqlError.SqlError>
+    (request: ListingStore.PageRequest, where: ReadonlyArray<Fragment>, keep: boolean, accounts: ReadonlyArray<string>): Effect.Effect<Served, SqlError.SqlError>
+    (request: PageStatementRequest, where: ReadonlyArray<Fragment>, keep: boolean, accounts: ReadonlyArray<string>): Effect.Effect<Read, SqlError.SqlError>
   }
   /** The page through the cache, sharing its statement with concurrent reads of the same page. */
   readonly sharedPage: (request: ListingStore.PageRequest) => Effect.Effect<Served>
@@ -54,22 +54,22 @@ export const make = (
   sql: SqlClient.SqlClient,
   scope: Scope.Scope,
   cache: ListingCache.ListingCache,
-  query: ListingQuery
+  statement: PageStatement
 ): PageReads => {
-  const { anchorColumn, limitOf, orderOf, pageConditions, withReader } = query
+  const { anchorColumn, limitOf, orderOf, pageConditions, withReader } = statement
 
   // With a reader, withReader joins its answers: the overload for a PageRequest says so.
   const fullPage = ((
-    request: PageQuery,
+    request: PageStatementRequest,
     where: ReadonlyArray<Fragment>,
     keep: boolean,
-    revealers: ReadonlyArray<string>
+    accounts: ReadonlyArray<string>
   ): Effect.Effect<Read, SqlError.SqlError> =>
     withReader(
       request,
       sql`SELECT ${sql.literal(COLUMNS)}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
         ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
-      revealers
+      accounts
     ).pipe(
       Effect.map((rows) => {
         const anchored = request.after !== undefined
@@ -86,14 +86,14 @@ export const make = (
    * A row written between the two statements is not mixed in at its newer version (it might no
    * longer match): the page is then read again in full, as one statement.
    */
-  const cachedPage = (request: ListingStore.PageRequest, revealers: ReadonlyArray<string>) =>
+  const cachedPage = (request: ListingStore.PageRequest, accounts: ReadonlyArray<string>) =>
     Effect.gen(function*(): Effect.fn.Return<Served, SqlError.SqlError> {
       const where = pageConditions(request)
       const versions = yield* withReader(
         request,
         sql`SELECT ${sql.literal(VERSION_COLUMNS.join(", "))}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
           ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
-        revealers
+        accounts
       )
       const records = new Array<Listing.ListingRecord | undefined>(versions.length)
       const missing: Array<string> = []
@@ -113,7 +113,7 @@ export const make = (
         if (records[index] !== undefined) continue
         const record = byId.get(versions[index]![0] as string)
         if (record === undefined || record.updatedAt !== instant(versions[index]![1])) {
-          return yield* fullPage(request, where, true, revealers)
+          return yield* fullPage(request, where, true, accounts)
         }
         records[index] = cache.intern(record)
       }
@@ -138,8 +138,8 @@ export const make = (
 
   const pagesFor = (batch: ReadonlyArray<ListingStore.PageRequest>) =>
     Effect.gen(function*() {
-      const revealers = [...new Set(batch.flatMap((request) => revealersOf(request.reader)))]
-      const read = yield* cachedPage(SharedReads.latest(batch, (request) => request.now), revealers)
+      const accounts = [...new Set(batch.flatMap((request) => accountsAsked(request.reader)))]
+      const read = yield* cachedPage(SharedReads.latest(batch, (request) => request.now), accounts)
       return batch.map(() => read)
     }).pipe(Effect.orDie)
   const sharedPages = SharedReads.makeOutsideTransactions(sql, scope, pagesFor)

@@ -44,7 +44,7 @@ export const toDate = (value: Instant): Date => new Date(value)
  * its values (a look-up by key, a clock bound, a position in the newest-first order) then gets one
  * generic plan per connection after its first five runs instead of being planned anew at every
  * execution, which costs more than running it (docs/decisions/0509-read-paths.md). Filter values
- * are written into the statement instead (ListingQuery.ts): there the plan should follow them.
+ * are written into the statement instead (PageStatement.ts): there the plan should follow them.
  */
 export const opaqueInstant = (sql: SqlClient.SqlClient, at: Instant): Fragment => sql`(SELECT ${toDate(at)}::timestamptz)`
 export const opaqueText = (sql: SqlClient.SqlClient, value: string): Fragment => sql`(SELECT ${value}::text)`

@@ -1,8 +1,8 @@
 import type { ListingStore, Time } from "@dropshelf/core"
 import { Deferred, Effect, Exit, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
-import type { ListingQuery, PageQuery } from "./ListingQuery.ts"
-import { layoutOf, type ReaderAnswers, readerAnswers, revealersOf } from "./ListingRows.ts"
+import type { PageStatement, PageStatementRequest } from "./PageStatement.ts"
+import { accountsAsked, layoutOf, type ReaderAnswers, readerAnswers } from "./ListingRows.ts"
 import type { PageReads, Read, Served } from "./PageReads.ts"
 import { instant } from "./Rows.ts"
 
@@ -32,7 +32,7 @@ export const make = (
   sql: SqlClient.SqlClient,
   scope: Scope.Scope,
   syncLagSeconds: number,
-  query: ListingQuery,
+  statement: PageStatement,
   reads: PageReads
 ): SinceFeed => {
   /*
@@ -74,15 +74,15 @@ export const make = (
    * leave the directory as tombstones, so only a row deleted by hand in between would go unnoticed.
    */
   const readAhead = new Map<string, { readonly visibleBefore: number; readonly startedAt: number; readonly read: Deferred.Deferred<Read, unknown> }>()
-  const readAheadKey = (request: PageQuery, afterId: string) =>
+  const readAheadKey = (request: PageStatementRequest, afterId: string) =>
     JSON.stringify([request.since, request.order, request.limit, request.filters, afterId])
 
   /** The reader's holds and reveals on rows read ahead, asked now. */
   const answersNow = (read: Read, request: ListingStore.PageRequest) =>
     Effect.gen(function*() {
       const ids = read.records.slice(0, request.limit).map((record) => record.id)
-      if (ids.length === 0) return { running: new Map(), revealedBy: new Map() } satisfies ReaderAnswers
-      const rows = yield* query.readerOf(ids, request.reader, revealersOf(request.reader))
+      if (ids.length === 0) return { running: new Map(), revealed: new Map() } satisfies ReaderAnswers
+      const rows = yield* statement.readerColumnsOf(ids, request.reader, accountsAsked(request.reader))
       return readerAnswers(rows, layoutOf(false, 1))
     })
 
@@ -96,7 +96,7 @@ export const make = (
         const finished = yield* Effect.exit(Deferred.await(ahead.read))
         if (Exit.isSuccess(finished)) read = finished.value
       }
-      read ??= yield* reads.fullPage(request, query.pageConditions(request), false, revealersOf(request.reader))
+      read ??= yield* reads.fullPage(request, statement.pageConditions(request), false, accountsAsked(request.reader))
       const answers = read.answers ?? (yield* answersNow(read, request))
       const last = read.records[request.limit - 1]
       const now = performance.now()
@@ -105,10 +105,10 @@ export const make = (
       // from its watermark and stops would make every read-ahead wasted work.
       const following = request.after !== undefined
       if (following && read.records.length > request.limit && last !== undefined && readAhead.size < MAX_READS_AHEAD) {
-        const next: PageQuery = { ...request, after: { order: "id", id: last.id }, reader: undefined }
+        const next: PageStatementRequest = { ...request, after: { order: "id", id: last.id }, reader: undefined }
         const nextRead = Deferred.makeUnsafe<Read, unknown>()
         readAhead.set(readAheadKey(next, last.id), { visibleBefore: next.visibleBefore, startedAt: now, read: nextRead })
-        yield* reads.fullPage(next, query.pageConditions(next), false, []).pipe(
+        yield* reads.fullPage(next, statement.pageConditions(next), false, []).pipe(
           Effect.exit,
           Effect.flatMap((exit) => Deferred.done(nextRead, exit)),
           Effect.forkIn(scope)

@@ -53,7 +53,7 @@ const EXCLUSION_VIOLATION = "23P01"
 /**
  * A running hold at `at` (a timestamp parameter, or a fragment giving one): not ended and not
  * yet expired. The one definition, for the statements here and for the hold a listing page
- * joins (ListingQuery).
+ * joins (PageStatement).
  */
 export const runningAt = (sql: SqlClient.SqlClient, at: Date | Fragment) => sql`outcome IS NULL AND expires_at > ${at}`
 

@@ -3,8 +3,8 @@ import { Effect, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as CopyLoader from "./CopyLoader.ts"
 import * as ListingCache from "./ListingCache.ts"
-import * as ListingQuery from "./ListingQuery.ts"
-import { answersFor, COLUMNS, layoutOf, LISTING_COLUMNS, readerAnswers, revealersOf, toRecord } from "./ListingRows.ts"
+import * as PageStatement from "./PageStatement.ts"
+import { accountsAsked, answersFor, COLUMNS, layoutOf, LISTING_COLUMNS, readerAnswers, toRecord } from "./ListingRows.ts"
 import * as ListingWrites from "./ListingWrites.ts"
 import * as PageReads from "./PageReads.ts"
 import { opaqueIds, toDate } from "./Rows.ts"
@@ -12,7 +12,7 @@ import * as SharedReads from "./SharedReads.ts"
 import * as SinceFeed from "./SinceFeed.ts"
 
 /*
- * Listings on Postgres, composed of: ListingQuery (a page request as SQL), ListingRows (columns
+ * Listings on Postgres, composed of: PageStatement (a page request as SQL), ListingRows (columns
  * and row decoding), PageReads (the row cache and shared page statements), SinceFeed (the
  * watermark and the read-ahead of since runs) and ListingWrites (upsert, delist, stamps). What
  * stays here: single-row look-ups, the category and source checks, and which path a page takes.
@@ -29,9 +29,9 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const scope = yield* Scope.Scope
   const cache = ListingCache.make(options.cacheCapacity)
-  const query = ListingQuery.make(sql)
-  const reads = PageReads.make(sql, scope, cache, query)
-  const since = SinceFeed.make(sql, scope, options.syncLagSeconds, query, reads)
+  const statement = PageStatement.make(sql)
+  const reads = PageReads.make(sql, scope, cache, statement)
+  const since = SinceFeed.make(sql, scope, options.syncLagSeconds, statement, reads)
   const writes = ListingWrites.make(sql)
   // On server PostgreSQL imports go through COPY (CopyLoader); PGlite keeps the one-statement upsert.
   const copy = yield* Effect.serviceOption(CopyLoader.CopyLoader)
@@ -51,11 +51,11 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
 
   /**
    * Single reads: the rows, their running holds and the readers' reveals in one statement on the
-   * primary key, joined as a page's rows are (ListingQuery.joinReader) but with none of a page's
+   * primary key, joined as a page's rows are (PageStatement.joinReader) but with none of a page's
    * conditions, order or cursor.
    */
-  const findWithReaders = (ids: ReadonlyArray<Ids.ListingId>, at: number, reveals: ListingQuery.RevealsAsked) =>
-    query.joinReader(
+  const findWithReaders = (ids: ReadonlyArray<Ids.ListingId>, at: number, reveals: PageStatement.RevealsAsked) =>
+    statement.joinReader(
       sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${opaqueIds(sql, [...new Set(ids)])})`,
       at,
       reveals,
@@ -70,7 +70,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
 
   type ReaderFindRequest = { readonly id: Ids.ListingId; readonly reader: ListingStore.PageReader }
   /** Each reader's own listing, once: whether another reader of the batch revealed it is not asked. */
-  const revealsAskedIn = (batch: ReadonlyArray<ReaderFindRequest>): ListingQuery.RevealsAsked => {
+  const revealsAskedIn = (batch: ReadonlyArray<ReaderFindRequest>): PageStatement.RevealsAsked => {
     const pairs = new Map<string, { readonly accountId: string; readonly listingId: string }>()
     for (const { id, reader } of batch) {
       if (reader.revealsOf !== undefined) pairs.set(`${reader.revealsOf} ${id}`, { accountId: reader.revealsOf, listingId: id })
@@ -99,7 +99,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
       return {
         listing,
         running: answers.running.get(id),
-        revealed: reader.revealsOf !== undefined && (answers.revealedBy.get(reader.revealsOf)?.has(id) ?? false)
+        revealed: reader.revealsOf !== undefined && (answers.revealed.get(reader.revealsOf)?.has(id) ?? false)
       }
     }))
 
@@ -132,12 +132,12 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
         SELECT ${sql.literal(COLUMNS)} FROM listings
         WHERE status = 'active' AND discovered_at <= ${toDate(request.visibleBefore)}`
       const fetch = sql.unsafe(`FETCH FORWARD ${Math.max(1, Math.trunc(request.chunkSize))} FROM dropshelf_snapshot`).values
-      const revealers = revealersOf(request.reader)
+      const accounts = accountsAsked(request.reader)
       while (true) {
         const rows = yield* fetch
         if (rows.length === 0) break
         const records = rows.map(toRecord)
-        const answers = readerAnswers(yield* query.readerOf(records.map((record) => record.id), request.reader, revealers), layoutOf(false, 1))
+        const answers = readerAnswers(yield* statement.readerColumnsOf(records.map((record) => record.id), request.reader, accounts), layoutOf(false, 1))
         yield* emit({ rows: records, ...answersFor(request.reader, answers) })
       }
     })).pipe(Effect.orDie, Spans.span("SqlListingStore.snapshot"))

@@ -31,7 +31,7 @@ export const isReadableAt = (listing: Pick<ListingRecord, "status" | "discovered
  * Whose reveals a reader on `plan` needs looked up: its own, unless the plan has no reveal
  * ceiling, whose readers are told every name anyway (`isNameDisclosed`).
  */
-export const revealsOfReader = (plan: PlanLimits, accountId: string): string | undefined =>
+export const revealsOf = (plan: PlanLimits, accountId: string): string | undefined =>
   plan.revealsPerMonth === null ? undefined : accountId
 
 /** A listing's running hold as an account sees it: none, its own, or another account's. */

@@ -11,7 +11,7 @@ import { type Errors, ListQuery } from "@dropshelf/core"
 type Decoded = Schema.Struct<typeof ListQuery.ListQueryParameters>["Type"]
 
 /** Every documented parameter of `GET /domains`, by its name in the query string. */
-export type ListingsQuery = {
+export type ListParameters = {
   readonly [Name in Exclude<keyof Decoded, "since">]?: Decoded[Name] | undefined
 } & {
   /** Business plan only. An ISO 8601 instant, or a `Date`: the `synced_at` of the previous run's first page. */
@@ -21,10 +21,10 @@ export type ListingsQuery = {
 const text = (value: unknown): string =>
   value instanceof Date ? value.toISOString() : Array.isArray(value) ? value.join(",") : String(value)
 
-/** The query as the contract's schema reads it, or the refusal naming the parameter. */
-export const toListQuery = (query: ListingsQuery = {}): Result.Result<ListQuery.ListQuery, Errors.InvalidRequest> => {
+/** The query the contract's schema reads from the parameters, or the refusal naming the parameter. */
+export const toListQuery = (parameters: ListParameters = {}): Result.Result<ListQuery.ListQuery, Errors.InvalidRequest> => {
   const raw: Record<string, string> = {}
-  for (const [name, value] of Object.entries(query)) {
+  for (const [name, value] of Object.entries(parameters)) {
     if (value !== undefined) raw[name] = text(value)
   }
   return ListQuery.decodeListQuery(raw)

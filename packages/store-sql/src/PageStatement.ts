@@ -16,7 +16,7 @@ import { opaqueIds, opaqueInstant, opaqueText, storable, toDate } from "./Rows.t
  */
 
 /** A page request whose reader may be left out: a page read ahead reads rows only. */
-export type PageQuery = Omit<ListingStore.PageRequest, "reader"> & {
+export type PageStatementRequest = Omit<ListingStore.PageRequest, "reader"> & {
   readonly reader: ListingStore.PageReader | undefined
 }
 
@@ -36,19 +36,19 @@ export type RevealsAsked =
   | { readonly _tag: "OnEveryRow"; readonly accounts: ReadonlyArray<string> }
   | { readonly _tag: "OnOwnListing"; readonly pairs: ReadonlyArray<{ readonly accountId: string; readonly listingId: string }> }
 
-export interface ListingQuery {
+export interface PageStatement {
   /** Every condition of a page request: status, filters, access delay and the keyset position. */
-  readonly pageConditions: (request: PageQuery) => Array<Fragment>
-  readonly orderOf: (request: PageQuery, table?: string) => Fragment
+  readonly pageConditions: (request: PageStatementRequest) => Array<Fragment>
+  readonly orderOf: (request: PageStatementRequest, table?: string) => Fragment
   /** `limit + 1`, as a literal, so that one more row says whether there are more. */
-  readonly limitOf: (request: PageQuery) => Fragment
+  readonly limitOf: (request: PageStatementRequest) => Fragment
   /** With a cursor, whether its anchor row exists, as one more column of the page. */
-  readonly anchorColumn: (request: PageQuery) => Fragment
-  /** The rows of `select` and, with a reader, each row's running hold and which of `revealers` revealed it. */
+  readonly anchorColumn: (request: PageStatementRequest) => Fragment
+  /** The rows of `select` and, with a reader, each row's running hold and which of `accounts` revealed it. */
   readonly withReader: (
-    request: PageQuery,
+    request: PageStatementRequest,
     select: Fragment,
-    revealers: ReadonlyArray<string>
+    accounts: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError>
   /**
    * The rows of `select` (whose first column is the listing's id), each with the hold running
@@ -61,18 +61,18 @@ export interface ListingQuery {
     reveals: RevealsAsked,
     order: Fragment | undefined
   ) => Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError>
-  /** For rows already read: each id with its running hold at `reader.at` and which of `revealers` revealed it. */
-  readonly readerOf: (
+  /** For rows already read: each id with its running hold at `reader.at` and which of `accounts` revealed it. */
+  readonly readerColumnsOf: (
     ids: ReadonlyArray<string>,
     reader: ListingStore.PageReader,
-    revealers: ReadonlyArray<string>
+    accounts: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError>
 }
 
 /** A text value that can be written into a statement as `'value'`: no quote, backslash or space. */
 const PLAIN_TEXT = /^[A-Za-z0-9._-]{1,63}$/
 
-export const make = (sql: SqlClient.SqlClient): ListingQuery => {
+export const make = (sql: SqlClient.SqlClient): PageStatement => {
   /*
    * Filter values a client picks from a small set (codes, bands, enumerations, small integers)
    * are written into the statement's text: each filter set is then a statement of its own, which
@@ -141,13 +141,13 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
    * stay visible parameters: there the plan should follow the value.
    */
   const opaque = (at: Time.Instant) => opaqueInstant(sql, at)
-  const limitOf = (request: PageQuery) => {
+  const limitOf = (request: PageStatementRequest) => {
     const rows = request.limit + 1
     if (!Number.isSafeInteger(rows) || rows < 2) throw new RangeError(`page limit must be a positive integer, got ${request.limit}`)
     return sql.literal(String(rows))
   }
 
-  const pageConditions = (request: PageQuery): Array<Fragment> => {
+  const pageConditions = (request: PageStatementRequest): Array<Fragment> => {
     const where: Array<Fragment> = []
     const filters = filterConditions(request.filters, request.now)
     if (request.since === undefined) {
@@ -181,13 +181,13 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
     return where
   }
 
-  const orderOf = (request: PageQuery, table = "") =>
+  const orderOf = (request: PageStatementRequest, table = "") =>
     request.order === "latest"
       ? sql.literal(`${table}discovered_at DESC, ${table}id ASC`)
       : sql.literal(`${table}id ASC`)
 
   /** Postgres evaluates the uncorrelated EXISTS once per statement. */
-  const anchorColumn = (request: PageQuery) =>
+  const anchorColumn = (request: PageStatementRequest) =>
     request.after === undefined
       ? sql.literal("")
       : sql`, EXISTS (SELECT 1 FROM listings AS anchor WHERE anchor.id = ${request.after.id}) AS anchor_held`
@@ -235,31 +235,31 @@ export const make = (sql: SqlClient.SqlClient): ListingQuery => {
       ${order === undefined ? sql.literal("") : sql`ORDER BY ${order}`}`.values
   }
 
-  // One round trip where the rows, the holds and the reveals would take three. Several revealers
+  // One round trip where the rows, the holds and the reveals would take three. Several accounts
   // when reads of one page share the statement (SharedReads).
-  const withReader = (request: PageQuery, select: Fragment, revealers: ReadonlyArray<string>) =>
+  const withReader = (request: PageStatementRequest, select: Fragment, accounts: ReadonlyArray<string>) =>
     request.reader === undefined
       ? sql`${select}`.values
-      : joinReader(select, request.reader.at, { _tag: "OnEveryRow", accounts: revealers }, orderOf(request, "l."))
+      : joinReader(select, request.reader.at, { _tag: "OnEveryRow", accounts }, orderOf(request, "l."))
 
   /**
-   * Of `ids`, the running holds and the reveals by `revealers`, as rows laid out like a page
+   * Of `ids`, the running holds and the reveals by `accounts`, as rows laid out like a page
    * statement's reader columns (`[id, revealed_by, hold…]`). Two plain index look-ups that return
    * only the rows that matter: a join over every id costs a since page far more.
    */
-  const readerOf = (ids: ReadonlyArray<string>, reader: ListingStore.PageReader, revealers: ReadonlyArray<string>) =>
+  const readerColumnsOf = (ids: ReadonlyArray<string>, reader: ListingStore.PageReader, accounts: ReadonlyArray<string>) =>
     Effect.map(
       Effect.all([
         sql`SELECT h.listing_id, '{}'::text[], ${sql.literal(JOINED_HOLD_COLUMNS)} FROM holds AS h
           WHERE h.listing_id = ANY(${[...ids]}::text[]) AND ${runningAt(sql, toDate(reader.at))}`.values,
-        revealers.length === 0
+        accounts.length === 0
           ? Effect.succeed<ReadonlyArray<Values>>([])
           : sql`SELECT listing_id, array_agg(account_id) FROM reveals
-            WHERE listing_id = ANY(${[...ids]}::text[]) AND account_id = ANY(${[...revealers]}::text[])
+            WHERE listing_id = ANY(${[...ids]}::text[]) AND account_id = ANY(${[...accounts]}::text[])
             GROUP BY listing_id`.values
       ]),
       ([held, revealed]): ReadonlyArray<Values> => [...held, ...revealed]
     )
 
-  return { pageConditions, orderOf, limitOf, anchorColumn, withReader, joinReader, readerOf }
+  return { pageConditions, orderOf, limitOf, anchorColumn, withReader, joinReader, readerColumnsOf }
 }

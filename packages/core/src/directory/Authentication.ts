@@ -1,0 +1,124 @@
+import { Clock, Effect } from "effect"
+import { Digest } from "effect/crypto"
+import { digestOf, formatOf, hasValidChecksum, isLiveAt, LEGACY_KEY_MARKER } from "../domain/ApiKey.ts"
+import { Unauthorized } from "../domain/errors.ts"
+import type { AccountId } from "../domain/Ids.ts"
+import type { MeView } from "../domain/Me.ts"
+import { effectivePlan, type PlanLimits } from "../domain/Plan.ts"
+import { remainingReveals } from "../domain/RevealLedger.ts"
+import { MINUTE, monthOf, startOfNextMonth, toIso } from "../domain/Time.ts"
+import { KeyStore, type KeyRecord } from "../ports/KeyStore.ts"
+import type { RateDecision } from "../ports/RateLimiter.ts"
+import { RevealStore } from "../ports/RevealStore.ts"
+import { span as useCase } from "../Spans.ts"
+
+/*
+ * Who calls: `Directory.authenticate` resolves a bearer secret to a caller, `Directory.me` tells
+ * the caller what its plan allows and what it has used.
+ */
+
+/** An authenticated call: the key, its account, and that account's plan as resolved for this request. */
+export interface Caller {
+  readonly accountId: AccountId
+  readonly plan: PlanLimits
+  readonly key: KeyRecord
+}
+
+/** `last_used_at` is written at most this often per key, so reads do not turn into writes. */
+export const KEY_TOUCH_INTERVAL_MS = MINUTE
+
+/** How many digests of unknown or revoked keys are remembered; past it the oldest is forgotten. */
+export const DEAD_KEYS_REMEMBERED = 10_000
+
+/** While a key of the earlier format lives, whether one still does is asked again this often. */
+export const LEGACY_RECHECK_MS = MINUTE
+
+/** `authenticate` and `me`; `horizonDays` is the since feed's reach, which `me` reports. */
+export const make = (horizonDays: number) => Effect.gen(function*() {
+  const keys = yield* KeyStore
+  const reveals = yield* RevealStore
+  const digestService = yield* Digest.Digest
+  const digest = (secret: string) => digestOf(secret).pipe(Effect.provideService(Digest.Digest, digestService))
+
+  /*
+   * Digests looked up and found unknown or revoked. Neither can come alive (a new key is
+   * random, a revocation final), so the same dead key again costs no look-up, and unknown
+   * and revoked keys take one path: one look-up the first time, none after.
+   */
+  const dead = new Set<string>()
+  const remember = (deadDigest: string) => {
+    if (dead.size >= DEAD_KEYS_REMEMBERED) dead.delete(dead.values().next().value!)
+    dead.add(deadDigest)
+  }
+
+  /*
+   * No key of the earlier format is issued any more, so once none lives none ever will: from
+   * then on a key of that shape is refused without a look-up. Until then the answer is asked
+   * again at most once a minute, by a request that carries such a key.
+   */
+  let legacy: { readonly live: boolean; readonly checkedAt: number } | undefined
+  const legacyKeysLive = Effect.gen(function*() {
+    if (legacy !== undefined && !legacy.live) return false
+    const now = yield* Clock.currentTimeMillis
+    if (legacy === undefined || now - legacy.checkedAt >= LEGACY_RECHECK_MS) {
+      legacy = { live: yield* keys.anyLiveWithPrefix(LEGACY_KEY_MARKER), checkedAt: now }
+    }
+    return legacy.live
+  })
+
+  // One answer for unknown and revoked keys: a dead key should not tell whether it ever lived.
+  const notKnown = () => new Unauthorized({ message: "The API key is not known or has been revoked" })
+
+  const authenticate = Effect.fnUntraced(function*(secret: string | undefined) {
+    if (secret === undefined || secret.length === 0) {
+      return yield* new Unauthorized({ message: "An API key is required: send Authorization: Bearer <API_KEY>" })
+    }
+    const format = formatOf(secret)
+    if (format === undefined) return yield* new Unauthorized({ message: "The API key is malformed" })
+    if (format === "current" && !hasValidChecksum(secret)) {
+      return yield* new Unauthorized({ message: "The API key is malformed: its checksum does not match; copy the whole key again" })
+    }
+    if (format === "legacy" && !(yield* legacyKeysLive)) return yield* notKnown()
+    const keyDigest = yield* digest(secret)
+    if (dead.has(keyDigest)) return yield* notKnown()
+    const found = yield* keys.findByDigest(keyDigest)
+    const now = yield* Clock.currentTimeMillis
+    // An expired key reads as revoked, and stays so: an expiry is only ever brought forward.
+    if (found === undefined || !isLiveAt(found.key, now)) {
+      remember(keyDigest)
+      return yield* notKnown()
+    }
+    const due = found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS
+    if (due) yield* keys.touch(found.key.id, now)
+    return {
+      accountId: found.account.id,
+      plan: effectivePlan(found.account.plan),
+      key: due ? { ...found.key, lastUsedAt: now } : found.key
+    } satisfies Caller
+  }, useCase("Directory.authenticate"))
+
+  const me = Effect.fnUntraced(function*(caller: Caller, rate: RateDecision) {
+    const now = yield* Clock.currentTimeMillis
+    const used = yield* reveals.usedIn(caller.accountId, monthOf(now))
+    return {
+      plan: caller.plan.name,
+      reveals: {
+        limit: caller.plan.revealsPerMonth,
+        remaining: remainingReveals(caller.plan, used),
+        used,
+        resets_at: toIso(startOfNextMonth(now))
+      },
+      rate_limit: { limit: rate.limit, remaining: rate.remaining },
+      sync_feed: caller.plan.sinceFeed,
+      since_horizon_days: caller.plan.sinceFeed ? horizonDays : null,
+      key: {
+        name: caller.key.name,
+        prefix: caller.key.prefix,
+        created_at: toIso(caller.key.createdAt),
+        last_used_at: caller.key.lastUsedAt === null ? null : toIso(caller.key.lastUsedAt)
+      }
+    } satisfies MeView
+  }, useCase("Directory.me"))
+
+  return { authenticate, me }
+})
