@@ -71,7 +71,11 @@ const observe = async (
     return body
   }
   return {
-    me: await json("/api/v1/me").then(({ rate_limit: _, ...rest }) => rest),
+    // A key's last use is written at most once a minute: two readings a minute apart may differ.
+    me: await json("/api/v1/me").then(({ rate_limit: _, key, ...rest }) => {
+      const { last_used_at: __, ...keyRest } = key as Record<string, unknown>
+      return { ...rest, key: keyRest }
+    }),
     holds: await json("/api/v1/holds"),
     sinceFromWatermark: await json(`/api/v1/domains?since=${encodeURIComponent(state.watermark)}&limit=250`),
     fullFeed: await json(`/api/v1/domains?since=${encodeURIComponent(dayAgo)}&limit=250`),
