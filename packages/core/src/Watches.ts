@@ -10,7 +10,7 @@ import { type ListingView, toListingView } from "./domain/Listing.ts"
 import type { ListFilters } from "./domain/ListQuery.ts"
 import { effectivePlan, type PlanLimits } from "./domain/Plan.ts"
 import { DAY, HOUR, type Instant, toIso } from "./domain/Time.ts"
-import { type Candidate, decodeCreate, decodePatch, filtersOf, planRound, type QueryText } from "./domain/Watch.ts"
+import { type Candidate, decodeCreate, decodePatch, filtersOf, type NewMatch, planRound, type QueryText } from "./domain/Watch.ts"
 import type {
   AttemptList,
   CreatedWatchView,
@@ -130,6 +130,13 @@ export class Watches extends Context.Service<Watches, {
   readonly ofAccount: (accountId: string) => Effect.Effect<ReadonlyArray<WatchView>>
   /** One matching round; how many events it took and matches it recorded. */
   readonly matchRound: Effect.Effect<{ readonly events: number; readonly matches: number }>
+  /**
+   * The same round, each new match given the id `idOf` names for it, if any (`dropshelf demo`
+   * names the match its documented example is; the store makes the others' ids).
+   */
+  readonly matchRoundNaming: (
+    idOf: (match: NewMatch) => string | undefined
+  ) => Effect.Effect<{ readonly events: number; readonly matches: number }>
   /** One delivery round; how many deliveries it attempted. */
   readonly deliverRound: Effect.Effect<number>
   /** The settings the service was built with (the worker's poll interval). */
@@ -393,12 +400,17 @@ export class Watches extends Context.Service<Watches, {
         createdAt: row.createdAt
       })
 
-      const matchRound = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        store.matchRound({
-          now,
-          limit: settings.batch,
-          plan: (due, candidates) => planRound(due, candidates.map(toCandidate), now)
-        })).pipe(Effect.withSpan("Watches.matchRound"))
+      const matchRoundNaming = (idOf: (match: NewMatch) => string | undefined) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          store.matchRound({
+            now,
+            limit: settings.batch,
+            plan: (due, candidates) => {
+              const round = planRound(due, candidates.map(toCandidate), now)
+              return { ...round, matches: round.matches.map((match) => ({ ...match, id: idOf(match) })) }
+            }
+          })).pipe(Effect.withSpan("Watches.matchRound"))
+      const matchRound = matchRoundNaming(() => undefined)
 
       const deliverOne = Effect.fnUntraced(function*(claimed: ClaimedDelivery) {
         const { job, watch } = claimed
@@ -465,6 +477,7 @@ export class Watches extends Context.Service<Watches, {
         resend,
         ofAccount,
         matchRound,
+        matchRoundNaming,
         deliverRound,
         settings,
         releaseLeases: store.releaseLeases,
