@@ -3,13 +3,15 @@ import { Clock, Effect, Schema } from "effect"
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { emit, note } from "./Output.ts"
+import * as DemoFixtures from "./DemoFixtures.ts"
 import * as Progress from "./Progress.ts"
 import * as Runtime from "./Runtime.ts"
 import * as Seed from "./Seed.ts"
 
 /*
  * `npm start`: a directory to try the API on, in one command. The first run migrates, seeds
- * DEMO_LISTINGS listings with DEMO_SEED and creates one account per plan. Every run (the first
+ * DEMO_LISTINGS listings with DEMO_SEED, creates one account per plan, and adds what the API
+ * reference's examples name (DemoFixtures.ts). Every run (the first
  * included) rotates the demo keys: the previous demo key of each account is revoked and a fresh
  * one printed, so the keys on screen always work and no account drifts towards its key ceiling.
  * Secrets are never written to disk; the marker file keeps account ids and key prefixes only.
@@ -85,6 +87,8 @@ const setUp = Effect.fnUntraced(function*(config: Runtime.DropshelfConfig) {
   yield* writeMarker(config, {
     accounts: keys.map((demoKey) => ({ plan: demoKey.plan, accountId: demoKey.accountId, prefix: demoKey.prefix }))
   })
+  const business = keys.find((demoKey) => demoKey.plan === "business")!
+  yield* DemoFixtures.ensure(business.accountId)
   return { seeded, firstRun: previous === undefined, keys }
 })
 

@@ -19,7 +19,7 @@ import * as Runtime from "./Runtime.ts"
  */
 export const serve = <E = never>(
   config: Runtime.DropshelfConfig,
-  before: Effect.Effect<void, E, Runtime.ServerServices> = Effect.void
+  before: Effect.Effect<void, E, Runtime.ServerServices | Watches.Watches> = Effect.void
 ) =>
   Effect.gen(function*() {
     // Read by the commands that serve only, and before the storage opens: a bad value stops the

@@ -33,6 +33,7 @@ describe.skipIf(missing !== undefined)(`/docs in headless Chromium${missing ? ` 
   let browser: Browser
   let page: Page
   const errors: Array<string> = []
+  const elsewhere: Array<string> = []
 
   beforeAll(async () => {
     server = await start(memoryAdapter)
@@ -41,8 +42,12 @@ describe.skipIf(missing !== undefined)(`/docs in headless Chromium${missing ? ` 
       executablePath: CHROMIUM,
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
     })
-    page = await browser.newPage()
+    // Tall enough that every operation is laid out: Scalar renders sections as they come into view.
+    page = await browser.newPage({ viewport: { width: 1400, height: 40_000 } })
     page.on("pageerror", (error) => errors.push(error.message))
+    page.on("request", (request) => {
+      if (!request.url().startsWith(server.base) && !request.url().startsWith("data:")) elsewhere.push(request.url())
+    })
     const response = await page.goto(`${server.base}/docs`, { waitUntil: "load" })
     expect(response?.status()).toBe(200)
     await page.getByText("Reveal a name").first().waitFor({ timeout: 30_000 })
@@ -65,6 +70,8 @@ describe.skipIf(missing !== undefined)(`/docs in headless Chromium${missing ? ` 
     }
     expect(await page.title()).toContain("dropshelf")
     expect(errors).toEqual([])
+    // Scalar's script and the document are inline: nothing comes from a CDN or another origin.
+    expect(elsewhere).toEqual([])
   })
 
   it("offers the API key in its authentication panel and writes it into every snippet as a Bearer key", async () => {

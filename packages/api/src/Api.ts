@@ -19,6 +19,7 @@ import {
   SnapshotLimitedError,
   UpgradeRequiredError
 } from "./ApiErrors.ts"
+import * as Examples from "./Examples.ts"
 import { finishDocument } from "./OpenApiDocument.ts"
 import { WatchesGroup } from "./WatchesApi.ts"
 
@@ -53,11 +54,12 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, {
   error: [UnauthorizedError, RateLimitedError]
 }) {}
 
+// The examples name what `npm start`'s demo has (Examples.ts).
 const ListingIdParam = Schema.String.annotate({
   description: "Listing id: 8 characters, case-sensitive",
-  examples: ["Ab3dE9xZ"]
+  examples: [Examples.LISTING_ID]
 })
-const HoldIdParam = Schema.String.annotate({ description: "Hold id, as returned by POST /domains/{id}/hold" })
+const HoldIdParam = Schema.String.annotate({ description: "Hold id, as returned by POST /domains/{id}/hold", examples: [Examples.HOLD_ID] })
 
 /**
  * What a write with an `Idempotency-Key` may be refused for, besides what the write itself
@@ -74,7 +76,7 @@ const IdempotencyErrors = [InvalidRequestError, IdempotencyKeyInUseError, Idempo
  */
 export const EndHoldBody = Schema.Struct({
   outcome: Schema.optionalKey(Hold.HoldOutcome.annotate({ description: "How the hold ended; default `released`." }))
-}).annotate({ identifier: "EndHold" })
+}).annotate({ identifier: "EndHold", examples: [{ outcome: "released" }] })
 
 export class AccountGroup extends HttpApiGroup.make("account").add(
   HttpApiEndpoint.get("me", "/me", {

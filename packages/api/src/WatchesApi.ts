@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ListQuery, WatchView } from "@dropshelf/core"
+import * as Examples from "./Examples.ts"
 import { CommonErrors, InvalidRequestError, NotFoundError, WatchLimitReachedError } from "./ApiErrors.ts"
 
 /*
@@ -9,8 +10,11 @@ import { CommonErrors, InvalidRequestError, NotFoundError, WatchLimitReachedErro
  * 0220-standard-webhooks.md). Kept apart from Api.ts so the contract grows by whole groups.
  */
 
-const WatchIdParam = Schema.String.annotate({ description: "Watch id, as returned by POST /watches" })
-const EventIdParam = Schema.String.annotate({ description: "Event id: a match's `id`, its delivery's `webhook-id`" })
+// The examples name what `npm start`'s demo has (Examples.ts). Deleting is the one change the
+// later operations could not follow, so its example is another watch.
+const WatchIdParam = Schema.String.annotate({ description: "Watch id, as returned by POST /watches", examples: [Examples.WATCH_ID] })
+const WatchToDeleteIdParam = Schema.String.annotate({ description: "Watch id, as returned by POST /watches", examples: [Examples.WATCH_TO_DELETE_ID] })
+const EventIdParam = Schema.String.annotate({ description: "Event id: a match's `id`, its delivery's `webhook-id`", examples: [Examples.EVENT_ID] })
 
 const QueryBody = Schema.Record(
   Schema.String,
@@ -18,7 +22,7 @@ const QueryBody = Schema.Record(
 ).annotate({
   description:
     "The `GET /domains` filters by parameter name (`tld`, `category`, `rsMin`, `q`, …), each as the query string would carry it; a number, a boolean or (for comma-separated filters) an array of texts is read as that text. Validated by the same schema, with the same messages; the refused one is named `query.<name>`. `cursor`, `since`, `sort` and `limit` are refused: a watch sees each listing once, as it becomes readable. `checkedDays` is refused: any account's reveal moves the check it reads, so a watch on it would tell its owner what other accounts did. A name that is not a filter is refused (unlike `GET /domains`, which ignores it). Omitted or `{}`: every listing.",
-  examples: [{ tld: "com", rsMin: 40, category: "tech,food" }]
+  examples: [Examples.WATCH_QUERY]
 })
 
 const WebhookUrl = Schema.String.annotate({
@@ -32,6 +36,7 @@ export const CreateWatchBody = Schema.Struct({
   webhook_url: Schema.optionalKey(WebhookUrl)
 }).annotate({
   identifier: "CreateWatch",
+  examples: [{ name: "Tech and food .com names", query: Examples.WATCH_QUERY }],
   description:
     "Any other key, a field of another type, or text with a NUL character or a lone surrogate is 400 `invalid_request` naming the field (`name`, `query.<name>`, `webhook_url`)."
 })
@@ -48,6 +53,7 @@ export const PatchWatchBody = Schema.Struct({
   }))
 }).annotate({
   identifier: "PatchWatch",
+  examples: [{ name: "Tech and food .com names, score 40 and up" }],
   description:
     "Any other key, a field of another type, or text with a NUL character or a lone surrogate is 400 `invalid_request` naming the field (`name`, `query.<name>`, `webhook_url`, `paused`)."
 })
@@ -83,7 +89,7 @@ export class WatchesGroup extends HttpApiGroup.make("watches").add(
   }).annotate(OpenApi.Summary, "Change a watch")
     .annotate(OpenApi.Description, "Any of `name`, `query`, `webhook_url`, `paused`; the others stay as they are. When the change gives the watch a webhook it did not have, the answer carries its `webhook_secret`, shown this once."),
   HttpApiEndpoint.delete("delete", "/watches/:id", {
-    params: { id: WatchIdParam },
+    params: { id: WatchToDeleteIdParam },
     success: HttpApiSchema.NoContent,
     error: [...CommonErrors, NotFoundError]
   }).annotate(OpenApi.Summary, "Delete a watch")

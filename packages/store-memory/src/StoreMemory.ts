@@ -291,7 +291,7 @@ const makeHoldStore = Effect.sync(() => {
         if (Result.isFailure(decision)) return Effect.fail(decision.failure)
         if (decision.success._tag === "Existing") return Effect.succeed({ hold: decision.success.hold, created: false })
         const hold: HoldRecord = {
-          id: `h_${(++sequence).toString(36).padStart(8, "0")}` as Ids.HoldId,
+          id: (request.id ?? `h_${(++sequence).toString(36).padStart(8, "0")}`) as Ids.HoldId,
           listingId,
           accountId,
           heldAt: decision.success.heldAt,

@@ -152,8 +152,9 @@ export const make = (options: {
           const watch = watches.get(match.watchId)
           if (matchKeys.has(key) || watch === undefined) continue
           matchKeys.add(key)
-          const id = `msg_${(++matchIds).toString(36).padStart(10, "0")}`
-          const stored: StoredMatch = { id, seq: matchIds, watchId: match.watchId, listingId: match.listingId, matchedAt: now, generation: match.generation }
+          const seq = ++matchIds
+          const id = match.id ?? `msg_${seq.toString(36).padStart(10, "0")}`
+          const stored: StoredMatch = { id, seq, watchId: match.watchId, listingId: match.listingId, matchedAt: now, generation: match.generation }
           matches.push(stored)
           recorded++
           if (watch.webhook !== null) {

@@ -94,7 +94,7 @@ export const make = Effect.gen(function*() {
       // ON CONFLICT DO NOTHING with no target also covers the exclusion constraint: a hold
       // another account committed meanwhile turns the insert into no row, not an error.
       const inserted = yield* sql<Row>`INSERT INTO holds (id, listing_id, account_id, held_at, expires_at)
-        VALUES (${`h_${crypto.randomUUID().replaceAll("-", "")}`}, ${listingId}, ${accountId},
+        VALUES (${request.id ?? `h_${crypto.randomUUID().replaceAll("-", "")}`}, ${listingId}, ${accountId},
           ${toDate(decision.success.heldAt)}, ${toDate(decision.success.expiresAt)})
         ON CONFLICT DO NOTHING
         RETURNING ${columns}`

@@ -167,11 +167,11 @@ export const make = Effect.gen(function*() {
       if (round.matches.length > 0) {
         const inserted = yield* sql<Row>`WITH found AS (
             SELECT * FROM jsonb_to_recordset(${JSON.stringify(round.matches)}::jsonb)
-              AS r("watchId" text, "listingId" text, generation integer)
+              AS r("watchId" text, "listingId" text, generation integer, id text)
           ),
           added AS (
             INSERT INTO watch_matches (id, watch_id, listing_id, generation, matched_at)
-            SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), found."watchId", found."listingId", found.generation, ${at}
+            SELECT coalesce(found.id, 'msg_' || replace(gen_random_uuid()::text, '-', '')), found."watchId", found."listingId", found.generation, ${at}
             FROM found JOIN watches w ON w.id = found."watchId"
             ON CONFLICT (watch_id, listing_id, generation) DO NOTHING
             RETURNING id, watch_id, listing_id, matched_at

@@ -271,6 +271,8 @@ export interface NewMatch {
   readonly watchId: string
   readonly listingId: string
   readonly generation: number
+  /** The match's id; by default the store makes one. Set only for `dropshelf demo`'s fixture match, whose id is documented. */
+  readonly id?: string | undefined
 }
 
 export interface RoundPlan {

@@ -10,6 +10,8 @@ export interface AcquireHold {
   readonly listingId: string
   readonly plan: PlanLimits
   readonly now: Instant
+  /** The new hold's id; by default the store makes one. Set only by `dropshelf demo`, whose fixture hold has a documented id. */
+  readonly id?: string | undefined
 }
 
 /**
