@@ -115,9 +115,6 @@ export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRout
 /** The routes outside the API definition, and their methods. */
 const OUTSIDE = { "/docs": ["GET"], [MCP_PATH]: ["POST"] }
 
-/** OTel's server span name: the method, and the route template once the router matched one (`Exchange.RecordRoute`). */
-const spanName = (request: { readonly method: string }) => request.method
-
 /**
  * Counts the requests being answered, for the drain; while draining, every answer closes its
  * connection. A streamed body (the bulk snapshot) is written after the handler returns: its
@@ -189,7 +186,6 @@ export const layer = (
       }))
     })
   ).pipe(
-    Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, spanName)),
     Layer.provide(Layer.provideMerge(Admission.layer, AddressGate.layer(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE))),
     Layer.provide(AccessLog.layer(options.logger, options.logLevel)),
     Layer.provide(Health.Lifecycle.layer),

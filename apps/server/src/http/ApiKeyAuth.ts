@@ -1,13 +1,13 @@
 import { Effect, Exit, Layer, Result } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { type RateLimiter, Spans } from "@dropshelf/core"
+import { type Directory, type RateLimiter, Spans } from "@dropshelf/core"
 import { ApiKeyAuth, CurrentCaller, DropshelfApi } from "@dropshelf/api/Api"
 import { RateLimitedError } from "@dropshelf/api/ApiErrors"
 import { Admission } from "./Admission.ts"
 import { refusalOf } from "./AddressGate.ts"
 import { conditionalReadOf, matches, notModified, tagged } from "./Conditional.ts"
 import { type Operation, toApiError } from "./ErrorMapping.ts"
-import { CurrentExchange } from "./Exchange.ts"
+import { CurrentExchange, type Exchange } from "./Exchange.ts"
 
 const { domains, holds } = DropshelfApi.groups
 
@@ -38,6 +38,12 @@ export const ApiKeyAuthLive = Layer.effect(
   Effect.gen(function*() {
     const admission = yield* Admission
 
+    const counted = Effect.fnUntraced(function*(exchange: Exchange, caller: Directory.Caller) {
+      const { rate, refusal } = yield* admission.count(exchange, caller)
+      if (refusal !== undefined) return yield* new RateLimitedError({ error: refusal })
+      return rate
+    })
+
     return ApiKeyAuth.of({
       // The credential the framework decodes is the exchange's key, read once by the boundary.
       bearer: Effect.fnUntraced(function*(httpEffect, { endpoint }) {
@@ -50,27 +56,22 @@ export const ApiKeyAuthLive = Layer.effect(
           return yield* new RateLimitedError({ error: refusalOf(failure).fields })
         }
         const caller = authenticated.success
-        const counted = Effect.fnUntraced(function*() {
-          const { rate, refusal } = yield* admission.count(exchange, caller)
-          if (refusal !== undefined) return yield* new RateLimitedError({ error: refusal })
-          return rate
-        })
         const serve = (rate: RateLimiter.RateDecision) => Effect.provideService(httpEffect, CurrentCaller, { caller, rate })
         const read = conditionalReadOf(endpoint)
-        if (read === undefined) return yield* serve(yield* counted())
+        if (read === undefined) return yield* serve(yield* counted(exchange, caller))
         const ifNoneMatch = request.headers["if-none-match"]
         const peeked = ifNoneMatch === undefined ? undefined : yield* admission.peek(caller)
         if (ifNoneMatch === undefined || peeked === undefined || !peeked.allowed) {
-          return tagged(read, yield* serve(yield* counted())).response
+          return tagged(read, yield* serve(yield* counted(exchange, caller))).response
         }
         const unchanged = yield* Effect.exit(serve(peeked))
         if (Exit.isSuccess(unchanged)) {
           const { response, tag } = tagged(read, unchanged.value)
           if (tag !== undefined && matches(ifNoneMatch, tag)) return notModified(tag, yield* admission.uncounted(exchange, peeked))
-          const rate = yield* counted()
+          const rate = yield* counted(exchange, caller)
           return read.tellsCount ? tagged(read, yield* serve(rate)).response : response
         }
-        yield* counted()
+        yield* counted(exchange, caller)
         return yield* unchanged
       }, Spans.span("ApiKeyAuth.bearer"))
     })

@@ -68,7 +68,7 @@ const ALLOWED_HEADERS = [
   "Last-Event-ID"
 ]
 
-export interface KnownPath {
+interface KnownPath {
   /** The route as the router spells it (`/api/v1/domains/:id`). */
   readonly template: string
   readonly pattern: RegExp
@@ -83,7 +83,7 @@ const toPattern = (path: string) =>
  * it. The router finds no route for a method a path lacks and cannot tell that from a path it
  * does not know, so the 405 and its `Allow` are read here, for the requests no route took.
  */
-export const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): ReadonlyArray<KnownPath> => {
+const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): ReadonlyArray<KnownPath> => {
   const byPath = new Map<string, Set<string>>()
   const add = (path: string, method: string) => {
     const methods = byPath.get(path) ?? new Set<string>()
@@ -103,7 +103,7 @@ export const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string
 }
 
 /** The known path a canonical pathname names (see `isCanonical`), case-sensitively as the router. */
-export const matchPath = (table: ReadonlyArray<KnownPath>, pathname: string): KnownPath | undefined =>
+const matchPath = (table: ReadonlyArray<KnownPath>, pathname: string): KnownPath | undefined =>
   table.find((known) => known.pattern.test(pathname))
 
 const keyPrefixOf = (secret: string | undefined): string | null =>
@@ -222,10 +222,18 @@ export const boundary = <E, R>(
     return response
   })
 
+  /** A preflight `cors` answers alone is not logged; its span is still named for the path it asks about. */
+  const preflight = Effect.tap(served, () =>
+    Effect.flatMap(Effect.serviceOption(Tracer.ParentSpan), (span) =>
+      HttpServerRequest.HttpServerRequest.useSync((request) => {
+        const route = matchPath(table, pathnameOf(request.url))?.template
+        if (span._tag === "Some" && route !== undefined) nameServerSpan(span.value, "OPTIONS", route)
+      })))
+
   const answer = (request: HttpServerRequest.HttpServerRequest, exchange: Exchange) => {
-    if (request.method !== "OPTIONS" || exchange.secret === undefined) return served
+    if (request.method !== "OPTIONS") return served
     const pathname = pathnameOf(request.url)
-    return isKeyed(pathname) ? keyedOptions(request, exchange, pathname) : served
+    return exchange.secret !== undefined && isKeyed(pathname) ? keyedOptions(request, exchange, pathname) : preflight
   }
 
   // `Authorization` is read here, once; every response carries the request's id, the preflight's
@@ -264,7 +272,10 @@ const logAnswer = Effect.fnUntraced(function*(answer: {
   // The server span exists only while an exporter is installed; its ids tie the line to the trace.
   // Read from the context: `currentParentSpan` fails, with an Error and its stack, when there is none.
   const span = yield* Effect.serviceOption(Tracer.ParentSpan)
-  if (keyPrefix !== null && span._tag === "Some") yield* Effect.annotateCurrentSpan(KEY_PREFIX_ATTRIBUTE, keyPrefix)
+  if (span._tag === "Some") {
+    if (answer.route !== undefined) nameServerSpan(span.value, answer.method, answer.route)
+    if (keyPrefix !== null) yield* Effect.annotateCurrentSpan(KEY_PREFIX_ATTRIBUTE, keyPrefix)
+  }
   const line = `${answer.method} ${answer.pathname} ${answer.status}`
   yield* (answer.status >= 500 && answer.status !== 503 ? Effect.logError(line) : Effect.logInfo(line)).pipe(
     Effect.annotateLogs({
@@ -280,3 +291,12 @@ const logAnswer = Effect.fnUntraced(function*(answer: {
     })
   )
 })
+
+/**
+ * OTel names a server span `{method} {route}`, the route known only once the request is
+ * answered; Effect names it before, with the method alone (`SpanNameGenerator`'s default), and
+ * reads the name when the span ends.
+ */
+const nameServerSpan = (span: Tracer.AnySpan, method: string, route: string) => {
+  if (span._tag === "Span" && span.kind === "server") (span as { name: string }).name = `${method} ${route}`
+}

@@ -1,4 +1,4 @@
-import { Context, Effect, Tracer } from "effect"
+import { Context, Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import type { Directory, Errors, RateLimiter } from "@dropshelf/core"
 import type { AddressLimited } from "./AddressGate.ts"
@@ -37,18 +37,10 @@ export const CurrentExchange = Context.Reference<Exchange>("@dropshelf/server/Ex
   defaultValue: () => new Exchange("", undefined)
 })
 
-/**
- * Tells the exchange which route the router matched, from inside it (`HttpRouter.RouteContext`
- * exists only there). OTel names a server span `{method} {route}`, known only once routed: Effect
- * names the span before routing, so it is renamed here, as OTel's own instrumentations do.
- */
+/** Tells the exchange which route the router matched, from inside it (`HttpRouter.RouteContext` exists only there). */
 export const RecordRoute = HttpRouter.middleware((httpEffect) =>
   Effect.withFiber((fiber) => {
-    const route = Context.getUnsafe(fiber.context, HttpRouter.RouteContext).route.path
-    Context.get(fiber.context, CurrentExchange).route = route
-    const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
-    // Named by `Server.ts` with the method alone; the span's own record is read when it ends.
-    if (span !== undefined && span._tag === "Span" && span.kind === "server") (span as { name: string }).name = `${span.name} ${route}`
+    Context.get(fiber.context, CurrentExchange).route = Context.getUnsafe(fiber.context, HttpRouter.RouteContext).route.path
     return httpEffect
   })
 )
