@@ -1,5 +1,6 @@
 import { Effect, Exit, Layer, Result } from "effect"
 import { HttpServerRequest } from "effect/http"
+import type { HttpApiEndpoint } from "effect/http-api"
 import { type Directory, type RateLimiter, Spans } from "@dropshelf/core"
 import { ApiKeyAuth, CurrentCaller, DropshelfApi } from "@dropshelf/api/Api"
 import { RateLimitedError } from "@dropshelf/api/ApiErrors"
@@ -12,7 +13,7 @@ import { CurrentExchange, type Exchange } from "./Exchange.ts"
 const { domains, holds } = DropshelfApi.groups
 
 /** The endpoints whose 401 carries `SIGN_IN_REQUIRED`, and under which token; any other's is a plain read's. */
-const SIGNED_IN_OPERATIONS: ReadonlyMap<unknown, Operation> = new Map<unknown, Operation>([
+const SIGNED_IN_OPERATIONS: ReadonlyMap<HttpApiEndpoint.Top, Operation> = new Map<HttpApiEndpoint.Top, Operation>([
   [domains.endpoints.reveal, "reveal"],
   [domains.endpoints.hold, "hold"],
   [holds.endpoints.extend, "hold"],

@@ -226,8 +226,9 @@ export const boundary = <E, R>(
   const preflight = Effect.tap(served, () =>
     Effect.flatMap(Effect.serviceOption(Tracer.ParentSpan), (span) =>
       HttpServerRequest.HttpServerRequest.useSync((request) => {
+        if (span._tag === "None") return
         const route = matchPath(table, pathnameOf(request.url))?.template
-        if (span._tag === "Some" && route !== undefined) nameServerSpan(span.value, "OPTIONS", route)
+        if (route !== undefined) nameServerSpan(span.value, "OPTIONS", route)
       })))
 
   const answer = (request: HttpServerRequest.HttpServerRequest, exchange: Exchange) => {

@@ -1,6 +1,7 @@
 import fresh from "fresh"
 import { hash } from "node:crypto"
 import { HttpServerResponse } from "effect/http"
+import type { HttpApiEndpoint } from "effect/http-api"
 import { ListingJson } from "@dropshelf/core"
 import { CONDITIONAL_READS, DropshelfApi } from "@dropshelf/api/Api"
 
@@ -23,7 +24,7 @@ export interface ConditionalRead {
 const { account, domains } = DropshelfApi.groups
 
 /** The endpoints the contract names in `CONDITIONAL_READS`, each with how it is tagged. */
-const READS: ReadonlyMap<unknown, ConditionalRead> = new Map(
+const READS: ReadonlyMap<HttpApiEndpoint.Top, ConditionalRead> = new Map<HttpApiEndpoint.Top, ConditionalRead>(
   Object.values(DropshelfApi.groups).flatMap((group) =>
     Object.values(group.endpoints)
       .filter((endpoint) => (CONDITIONAL_READS as ReadonlyArray<string>).includes(`${group.identifier}.${endpoint.identifier}`))
@@ -32,7 +33,7 @@ const READS: ReadonlyMap<unknown, ConditionalRead> = new Map(
 )
 
 /** The endpoint as a conditional read, when it is one. */
-export const conditionalReadOf = (endpoint: unknown): ConditionalRead | undefined => READS.get(endpoint)
+export const conditionalReadOf = (endpoint: HttpApiEndpoint.Top): ConditionalRead | undefined => READS.get(endpoint)
 
 /** Tags of list pages, by the bytes rendered: a page served again is not hashed again (ListingJson.pageJsonBytes). */
 const pageTags = new WeakMap<Uint8Array, string>()
