@@ -9,9 +9,11 @@ import { Directory, type RateLimiter, SinceHorizon, type Watches } from "@dropsh
 import { DropshelfApi } from "@dropshelf/api/Api"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
-import { boundary, matchPath, pathnameOf, routeTable, withBodyCap } from "./http/Boundary.ts"
+import { Admission } from "./http/Admission.ts"
+import { boundary, withBodyCap } from "./http/Boundary.ts"
 import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import * as DocsPage from "./http/DocsPage.ts"
+import { RecordRoute } from "./http/Exchange.ts"
 import { acceptsGzip, HandlersLive, openApiDocument } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
 import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines, streamedResponseOf } from "./http/SnapshotDeadlines.ts"
@@ -87,21 +89,16 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
 
 /**
  * Every route: the API's endpoints (with `/`, `/healthz` and `/readyz`), `/mcp` (the same
- * operations as tools) and `/docs`. Needs `Directory`, `RateLimiter` and the server's `Lifecycle`.
+ * operations as tools) and `/docs`, each telling the request's exchange it matched. Needs
+ * `Directory`, `RateLimiter`, `Admission` and the server's `Lifecycle`.
  */
 export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute).pipe(
-  Layer.provide(HandlersLive)
+  Layer.provide(HandlersLive),
+  Layer.provide(RecordRoute.layer)
 )
 
 /** The routes outside the API definition, and their methods. */
 const OUTSIDE = { "/docs": ["GET"], [MCP_PATH]: ["POST"] }
-const TABLE = routeTable(OUTSIDE)
-
-/** OTel's server span name: `{method} {route template}`, or the method alone for a path no route knows. */
-const spanName = (request: { readonly method: string; readonly url: string }) => {
-  const known = matchPath(TABLE, pathnameOf(request.url))
-  return known === undefined ? request.method : `${request.method} ${known.template}`
-}
 
 /**
  * Counts the requests being answered, for the drain; while draining, every answer closes its
@@ -165,7 +162,8 @@ export const layer = (
           maxMs: options.snapshotMaxMs ?? DEFAULT_SNAPSHOT_DEADLINES.maxMs
         })
       )
-      const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, OUTSIDE)))
+      const admission = yield* Admission
+      const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, admission, OUTSIDE)))
       return Layer.effectDiscard(Effect.gen(function*() {
         yield* withBodyCap(HttpServer.serveEffect(served))
         // Added after the server's own finalizer, so it runs first: the listener stays open while draining.
@@ -173,8 +171,7 @@ export const layer = (
       }))
     })
   ).pipe(
-    Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator, spanName)),
-    Layer.provide(AddressGate.layer(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE)),
+    Layer.provide(Layer.provideMerge(Admission.layer, AddressGate.layer(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE))),
     Layer.provide(AccessLog.layer(options.logger, options.logLevel)),
     Layer.provide(Health.Lifecycle.layer),
     Layer.provideMerge(NodeHttpServer.layer(() => nodeServer(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS), {

@@ -135,6 +135,36 @@ describe.skipIf(pglite.skip !== undefined)("observability (sql-pglite)", () => {
     for (const statement of statements) expect(ancestry(statement).at(-1)).toBe("GET /api/v1/domains")
   })
 
+  it("a server span is named by the route its path names: matched, a 405, a preflight; the method alone for no route", async () => {
+    const key = await account(server, "pro", "named")
+    const traced = [
+      { method: "GET", path: "/api/v1/domains/Ab3dE9xZ", status: 404, name: "GET /api/v1/domains/:id", key: true },
+      { method: "HEAD", path: "/api/v1/domains", status: 200, name: "HEAD /api/v1/domains", key: true },
+      { method: "PUT", path: "/api/v1/domains", status: 405, name: "PUT /api/v1/domains", key: true },
+      { method: "GET", path: "/mcp", status: 405, name: "GET /mcp", key: true },
+      { method: "OPTIONS", path: "/api/v1/me", status: 204, name: "OPTIONS /api/v1/me", key: false },
+      { method: "GET", path: "/api/v1/nowhere", status: 404, name: "GET", key: true }
+    ]
+    const traceIds = traced.map((_, index) => `${"5".repeat(31)}${index}`)
+    for (const [index, request] of traced.entries()) {
+      const answer = await fetch(`${server.base}${request.path}`, {
+        method: request.method,
+        headers: {
+          traceparent: `00-${traceIds[index]}-00f067aa0ba902b7-01`,
+          ...(request.key ? { authorization: `Bearer ${key.secret}` } : {}),
+          ...(request.method === "OPTIONS" ? { origin: "https://example.com", "access-control-request-method": "GET" } : {})
+        }
+      })
+      await answer.arrayBuffer()
+      expect(answer.status, `${request.method} ${request.path}`).toBe(request.status)
+    }
+    const serverSpanOf = (traceId: string) => otlp.spans().find((span) => span.traceId === traceId && span.kind === 2)
+    for (let attempt = 0; attempt < 100 && !traceIds.every((id) => serverSpanOf(id) !== undefined); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(traceIds.map((id) => serverSpanOf(id)?.name)).toEqual(traced.map((request) => request.name))
+  })
+
   it("metrics come out as Prometheus text on the operator port, never the public one, and counters move with requests", async () => {
     const key = await account(server, "business", "counted")
     const scrape = async () => {

@@ -1,15 +1,23 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Cause, Clock, Effect, Result, Tracer } from "effect"
+import { Cause, Clock, Effect, Tracer } from "effect"
 import { ByteSize } from "effect"
-import { HttpIncomingMessage, HttpMiddleware, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApiError } from "effect/http-api"
-import type * as SchemaIssue from "effect/SchemaIssue"
-import { ApiKey, ListQuery, Quote, RateLimiter } from "@dropshelf/core"
+import { HttpIncomingMessage, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ApiKey, Quote } from "@dropshelf/core"
 import { API_PREFIX, DropshelfApi } from "@dropshelf/api/Api"
-import type { ErrorFields } from "@dropshelf/api/ApiErrors"
-import { AddressGate, refusalOf } from "./AddressGate.ts"
-import { bearerOf, countRequest, rateLimitHeaders } from "./ApiKeyAuth.ts"
-import { RequestId, requestIdOf, serverFaultMessage } from "./RequestId.ts"
+import { type Admission, bearerOf } from "./Admission.ts"
+import { CurrentExchange, Exchange } from "./Exchange.ts"
+import {
+  enveloped,
+  errorResponse,
+  fromCause,
+  MAX_BODY_BYTES,
+  missingHost,
+  noRoute,
+  pathnameOf,
+  tooLarge,
+  WWW_AUTHENTICATE
+} from "./Refusals.ts"
+import { requestIdOf } from "./RequestId.ts"
 import * as Telemetry from "../Telemetry.ts"
 
 /** The route recorded for a path no route knows (a 404): one series for every such path, not one each. */
@@ -19,15 +27,13 @@ export const UNMATCHED_ROUTE = "(unmatched)"
 export const KEY_PREFIX_ATTRIBUTE = "dropshelf.key.prefix"
 
 /*
- * The HTTP boundary around every route. The framework routes, answers the CORS preflight and
- * adds the CORS headers (`HttpMiddleware.cors`); this module keeps what the spec makes ours:
- * 405 with `Allow` (the router has no notion of it), the body cap, the JSON error envelope for
- * every refusal the framework would answer in its own way, the rate-limit headers on the
- * answers given before any handler ran, the request id, and one log line per request.
+ * The HTTP boundary around every route. The framework routes (the matched route reaches the
+ * request's `Exchange` from inside the router), answers the CORS preflight and adds the CORS
+ * headers (`HttpMiddleware.cors`); this module keeps what the spec makes ours: one spelling per
+ * resource, 405 with `Allow`, the body cap, the JSON envelope for every refusal the framework
+ * would answer in its own way, the count of a keyed answer no handler gave, the request id, and
+ * one log line per request.
  */
-
-/** Request bodies are capped: the largest body any endpoint takes is a few dozen bytes. */
-export const MAX_BODY_BYTES = 16 * 1024
 
 /**
  * The cap as the framework reads it while decoding a body (a chunked one has no length to check
@@ -48,7 +54,6 @@ export const EXPOSED_HEADERS = [
   "X-Request-Id",
   "Idempotent-Replayed"
 ]
-export const WWW_AUTHENTICATE = "Bearer realm=\"dropshelf\""
 
 /** The headers a browser may send on a cross-origin request, REST and MCP alike. */
 const ALLOWED_HEADERS = [
@@ -63,8 +68,8 @@ const ALLOWED_HEADERS = [
   "Last-Event-ID"
 ]
 
-export interface KnownPath {
-  /** The route as the router spells it (`/api/v1/domains/:id`): OTel's `http.route`. */
+interface KnownPath {
+  /** The route as the router spells it (`/api/v1/domains/:id`). */
   readonly template: string
   readonly pattern: RegExp
   readonly methods: ReadonlyArray<string>
@@ -73,8 +78,12 @@ export interface KnownPath {
 const toPattern = (path: string) =>
   new RegExp(`^${path.split("/").map((segment) => segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("/")}$`)
 
-/** Every path the server answers and its methods: the API definition's, plus the routes outside it. */
-export const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): ReadonlyArray<KnownPath> => {
+/**
+ * Every path the server answers and its methods: the API definition's, plus the routes outside
+ * it. The router finds no route for a method a path lacks and cannot tell that from a path it
+ * does not know, so the 405 and its `Allow` are read here, for the requests no route took.
+ */
+const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string>>>): ReadonlyArray<KnownPath> => {
   const byPath = new Map<string, Set<string>>()
   const add = (path: string, method: string) => {
     const methods = byPath.get(path) ?? new Set<string>()
@@ -94,143 +103,8 @@ export const routeTable = (outside: Readonly<Record<string, ReadonlyArray<string
 }
 
 /** The known path a canonical pathname names (see `isCanonical`), case-sensitively as the router. */
-export const matchPath = (table: ReadonlyArray<KnownPath>, pathname: string): KnownPath | undefined =>
+const matchPath = (table: ReadonlyArray<KnownPath>, pathname: string): KnownPath | undefined =>
   table.find((known) => known.pattern.test(pathname))
-
-export const errorResponse = (status: number, fields: ErrorFields, headers: Record<string, string> = {}) =>
-  HttpServerResponse.jsonUnsafe({ error: fields }, { status, headers })
-
-const noRoute = (pathname: string) => errorResponse(404, { code: "not_found", message: `No route for ${Quote.quote(pathname)}` })
-
-export const pathnameOf = (url: string) => {
-  const end = url.search(/[?#]/)
-  return end === -1 ? url : url.slice(0, end)
-}
-
-/** The first parameter an issue points at, if any. */
-const pointedParameter = (issue: SchemaIssue.Issue): string | undefined => {
-  switch (issue._tag) {
-    case "Pointer":
-      return issue.path.length > 0 ? String(issue.path[0]) : pointedParameter(issue.issue)
-    case "Composite":
-    case "AnyOf":
-      for (const inner of issue.issues) {
-        const found = pointedParameter(inner)
-        if (found !== undefined) return found
-      }
-      return undefined
-    case "Filter":
-    case "Encoding":
-      return pointedParameter(issue.issue)
-    default:
-      return undefined
-  }
-}
-
-/** A request part the framework could not decode, answered as `invalid_request` naming the part. */
-const undecodable = (error: HttpApiError.HttpApiSchemaError) => {
-  if (error.kind === "Query") {
-    // The list query's schema carries its refusals: the parameter and what it accepts.
-    const refusal = ListQuery.refusalOf(error.cause.issue)
-    return errorResponse(400, { code: "invalid_request", message: refusal.message, parameter: refusal.parameter })
-  }
-  if (error.kind === "Payload") {
-    const field = pointedParameter(error.cause.issue)
-    if (field === undefined) {
-      return errorResponse(400, {
-        code: "invalid_request",
-        message: "body accepts nothing or a JSON object such as {\"outcome\": \"released\"}; it is not valid JSON",
-        parameter: "body"
-      })
-    }
-    return errorResponse(400, {
-      code: "invalid_request",
-      message: field === "outcome" ? "outcome accepts released, registered" : `body.${Quote.quote(field)} is not accepted`,
-      parameter: field
-    })
-  }
-  const parameter = pointedParameter(error.cause.issue) ?? error.kind.toLowerCase()
-  return errorResponse(400, {
-    code: "invalid_request",
-    message: `${parameter} has a value the API cannot honour`,
-    parameter
-  })
-}
-
-export const tooLarge = () =>
-  errorResponse(413, {
-    code: "invalid_request",
-    message: `body accepts at most ${MAX_BODY_BYTES} bytes; no endpoint needs more`,
-    parameter: "body"
-  }, { connection: "close" })
-
-export const isBodyTooLarge = (value: unknown) =>
-  HttpApiError.HttpApiPayloadTooLarge.is(value) ||
-  (HttpServerError.isHttpServerError(value) && value.reason._tag === "RequestParseError" &&
-    (value.reason as { reason?: string }).reason === "BodyTooLarge")
-
-/** RFC 9112 requires the 400; Node's own check would answer it without a body (decision 0200). */
-const missingHost = () =>
-  errorResponse(400, {
-    code: "invalid_request",
-    message: "An HTTP/1.1 request needs a Host header"
-  }, { connection: "close" })
-
-const serverError = (isReveal: boolean, requestId: string) =>
-  errorResponse(500, {
-    code: "server_error",
-    message: serverFaultMessage("The service failed; retry with backoff", requestId),
-    ...(isReveal ? { reveal_code: "REVEAL_FAILED" as const } : {})
-  })
-
-/** Everything the routes could not answer themselves, as the envelope. `fault` is set when it is ours. */
-const fromCause = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest, requestId: string) => {
-  const isReveal = /\/reveal\/?$/.test(pathnameOf(request.url))
-  for (const reason of cause.reasons) {
-    const value = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
-    if (value === undefined) continue
-    if (HttpServerError.isHttpServerError(value) && value.reason._tag === "RouteNotFound") {
-      // Also a known path whose parameter is longer than the router takes: no handler ran.
-      return { response: noRoute(pathnameOf(request.url)), unrouted: true }
-    }
-    if (isBodyTooLarge(value)) return { response: tooLarge() }
-    if (HttpApiError.HttpApiSchemaError.is(value) && value.kind !== "Body" && value.kind !== "ResponseHeaders") {
-      return { response: undecodable(value) }
-    }
-    if (HttpServerResponse.isHttpServerResponse(value)) return { response: value }
-  }
-  if (Cause.hasInterruptsOnly(cause)) {
-    // The client went away (or the server is stopping): an answer nobody may receive, not a fault.
-    const message = serverFaultMessage("The request was cut short; retry", requestId)
-    return { response: errorResponse(503, { code: "server_error", message }), abandoned: true }
-  }
-  return { response: serverError(isReveal, requestId), fault: cause }
-}
-
-/** The framework's own bodies (a bare 415, an empty 500…) become the envelope too. */
-const enveloped = (response: HttpServerResponse.HttpServerResponse, pathname: string, requestId: string) => {
-  if (response.status < 400) return response
-  const body = response.body as { readonly contentType?: string }
-  const contentType = response.headers["content-type"] ?? body.contentType
-  if (contentType !== undefined && contentType.startsWith("application/json")) return response
-  switch (response.status) {
-    case 400:
-    case 415:
-      return errorResponse(400, {
-        code: "invalid_request",
-        message: "body accepts nothing or a JSON object (Content-Type: application/json)",
-        parameter: "body"
-      })
-    case 401:
-      return errorResponse(401, { code: "unauthorized", message: "An API key is required" })
-    case 404:
-      return noRoute(pathname)
-    case 413:
-      return tooLarge()
-    default:
-      return serverError(/\/reveal\/?$/.test(pathname), requestId)
-  }
-}
 
 const keyPrefixOf = (secret: string | undefined): string | null =>
   secret !== undefined && ApiKey.isWellFormedKey(secret) ? ApiKey.prefixOf(secret) : null
@@ -268,6 +142,7 @@ const isStreamProbe = (method: string, pathname: string) => method === "GET" && 
  */
 export const boundary = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  admission: Admission["Service"],
   outside: Readonly<Record<string, ReadonlyArray<string>>>
 ) => {
   const table = routeTable(outside)
@@ -278,46 +153,30 @@ export const boundary = <E, R>(
     maxAge: 600
   })
 
+  /** The 405 a known path gives a method it lacks. */
+  const notAllowed = (pathname: string, method: string) => {
+    const known = matchPath(table, pathname)
+    if (known === undefined || known.methods.includes(method)) return undefined
+    return errorResponse(405, {
+      code: "method_not_allowed",
+      message: `${Quote.quote(pathname)} accepts ${known.methods.join(", ")}`
+    }, { allow: known.methods.join(", ") })
+  }
+
   /**
-   * An answer given before any handler read the key (405, 413, an unknown route) still counts
-   * against a valid key and carries its rate-limit headers, as every keyed response does; over
-   * the limit it is the 429 any other request would get. A refused key counts against the
-   * address, as on every path that reads a key.
+   * The route a request is logged and measured under: the router's, or for an answer no route
+   * gave (405, 413, a refused spelling), the known path it names.
    */
-  const counted = Effect.fnUntraced(function*(
-    request: HttpServerRequest.HttpServerRequest,
-    secret: string,
-    response: HttpServerResponse.HttpServerResponse,
-    spend = true
-  ) {
-    const gate = yield* AddressGate
-    const caller = yield* Effect.result(gate.authenticate(request, secret))
-    if (Result.isFailure(caller)) {
-      if (caller.failure._tag === "Unauthorized") return response
-      const refusal = refusalOf(caller.failure)
-      return errorResponse(429, refusal.fields, refusal.headers)
-    }
-    const limiter = yield* RateLimiter.RateLimiter
-    if (!spend) {
-      const rate = yield* limiter.peek(caller.success.key.id, caller.success.plan.requestsPerMinute)
-      const { "retry-after": _refusalOnly, ...headers } = rateLimitHeaders(rate, yield* Clock.currentTimeMillis)
-      return HttpServerResponse.setHeaders(response, headers)
-    }
-    const { headers, refusal } = yield* countRequest(limiter, caller.success)
-    return refusal === undefined ? HttpServerResponse.setHeaders(response, headers) : errorResponse(429, refusal, headers)
-  })
+  const routeOf = (exchange: Exchange, pathname: string) => exchange.route ?? matchPath(table, pathname)?.template
 
   const served = cors(Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
+    const exchange = yield* CurrentExchange
     const started = yield* Clock.currentTimeMillis
     const pathname = pathnameOf(request.url)
-    const known = matchPath(table, pathname)
     const method = request.method.toUpperCase()
-    const secret = bearerOf(request.headers.authorization)
-    const requestId = yield* RequestId
     let fault: Cause.Cause<unknown> | undefined
     let abandoned = false
-    let beforeHandler = true
     let response: HttpServerResponse.HttpServerResponse
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
     if (incoming.httpVersion === "1.1" && request.headers.host === undefined) {
@@ -325,31 +184,26 @@ export const boundary = <E, R>(
     } else if (!isCanonical(incoming.url ?? "", pathname)) {
       // The target as sent: the framework turns an absolute-form one into its path.
       response = noRoute(pathname)
-    } else if (known !== undefined && !known.methods.includes(method)) {
-      response = errorResponse(405, {
-        code: "method_not_allowed",
-        message: `${Quote.quote(pathname)} accepts ${known.methods.join(", ")}`
-      }, { allow: known.methods.join(", ") })
     } else if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
-      response = tooLarge()
+      response = notAllowed(pathname, method) ?? tooLarge()
     } else {
-      beforeHandler = known === undefined
       response = yield* app.pipe(
         Effect.catchCause((cause) => {
-          const answer = fromCause(cause, request, requestId)
+          const answer = fromCause(cause, request, exchange.requestId)
           fault = answer.fault
           abandoned = answer.abandoned === true
-          if (answer.unrouted === true) beforeHandler = true
-          return Effect.succeed(answer.response)
+          return Effect.succeed(answer.unrouted === true ? notAllowed(pathname, method) ?? answer.response : answer.response)
         })
       )
     }
-    response = enveloped(response, pathname, requestId)
+    response = enveloped(response, pathname, exchange.requestId)
     if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", WWW_AUTHENTICATE)
-    if (beforeHandler && secret !== undefined && isKeyed(pathname)) {
-      response = yield* counted(request, secret, response, !isStreamProbe(method, pathname))
+    if (!abandoned && exchange.secret !== undefined && exchange.authenticated === undefined && isKeyed(pathname)) {
+      response = yield* admission.settle(exchange, request, response, !isStreamProbe(method, pathname))
     }
-    yield* logAnswer({ method, pathname, route: known?.template, status: response.status, started, secret, abandoned, fault })
+    if (exchange.headers !== undefined) response = HttpServerResponse.setHeaders(response, exchange.headers)
+    const route = routeOf(exchange, pathname)
+    yield* logAnswer({ method, pathname, route, status: response.status, started, secret: exchange.secret, abandoned, fault })
     return response
   }))
 
@@ -358,29 +212,39 @@ export const boundary = <E, R>(
    * keyed path is counted like any other request and carries the rate-limit headers (over the
    * limit, the 429 with the preflight's CORS headers); a preflight without a key is unchanged.
    */
-  const keyedOptions = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, secret: string, pathname: string) {
+  const keyedOptions = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, exchange: Exchange, pathname: string) {
     const started = yield* Clock.currentTimeMillis
     const preflight = yield* served
-    const response = HttpServerResponse.setHeaders(yield* counted(request, secret, preflight), preflight.headers)
-    const route = matchPath(table, pathname)?.template
-    yield* logAnswer({ method: "OPTIONS", pathname, route, status: response.status, started, secret, abandoned: false, fault: undefined })
+    let response = HttpServerResponse.setHeaders(yield* admission.settle(exchange, request, preflight, true), preflight.headers)
+    if (exchange.headers !== undefined) response = HttpServerResponse.setHeaders(response, exchange.headers)
+    const route = routeOf(exchange, pathname)
+    yield* logAnswer({ method: "OPTIONS", pathname, route, status: response.status, started, secret: exchange.secret, abandoned: false, fault: undefined })
     return response
   })
 
-  const answer = (request: HttpServerRequest.HttpServerRequest) => {
+  /** A preflight `cors` answers alone is not logged; its span is still named for the path it asks about. */
+  const preflight = Effect.tap(served, () =>
+    Effect.flatMap(Effect.serviceOption(Tracer.ParentSpan), (span) =>
+      HttpServerRequest.HttpServerRequest.useSync((request) => {
+        if (span._tag === "None") return
+        const route = matchPath(table, pathnameOf(request.url))?.template
+        if (route !== undefined) nameServerSpan(span.value, "OPTIONS", route)
+      })))
+
+  const answer = (request: HttpServerRequest.HttpServerRequest, exchange: Exchange) => {
     if (request.method !== "OPTIONS") return served
-    const secret = bearerOf(request.headers.authorization)
     const pathname = pathnameOf(request.url)
-    return secret === undefined || !isKeyed(pathname) ? served : keyedOptions(request, secret, pathname)
+    return exchange.secret !== undefined && isKeyed(pathname) ? keyedOptions(request, exchange, pathname) : preflight
   }
 
-  // Every response carries the request's id, the preflight's included, and so does its log line.
+  // `Authorization` is read here, once; every response carries the request's id, the preflight's
+  // included, and so does its log line.
   return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const requestId = requestIdOf(request.headers["x-request-id"])
-    return answer(request).pipe(
-      Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId)),
-      Effect.provideService(RequestId, requestId),
-      Effect.annotateLogs("request_id", requestId)
+    const exchange = new Exchange(requestIdOf(request.headers["x-request-id"]), bearerOf(request.headers.authorization))
+    return answer(request, exchange).pipe(
+      Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", exchange.requestId)),
+      Effect.provideService(CurrentExchange, exchange),
+      Effect.annotateLogs("request_id", exchange.requestId)
     )
   })
 }
@@ -409,7 +273,10 @@ const logAnswer = Effect.fnUntraced(function*(answer: {
   // The server span exists only while an exporter is installed; its ids tie the line to the trace.
   // Read from the context: `currentParentSpan` fails, with an Error and its stack, when there is none.
   const span = yield* Effect.serviceOption(Tracer.ParentSpan)
-  if (keyPrefix !== null && span._tag === "Some") yield* Effect.annotateCurrentSpan(KEY_PREFIX_ATTRIBUTE, keyPrefix)
+  if (span._tag === "Some") {
+    if (answer.route !== undefined) nameServerSpan(span.value, answer.method, answer.route)
+    if (keyPrefix !== null) yield* Effect.annotateCurrentSpan(KEY_PREFIX_ATTRIBUTE, keyPrefix)
+  }
   const line = `${answer.method} ${answer.pathname} ${answer.status}`
   yield* (answer.status >= 500 && answer.status !== 503 ? Effect.logError(line) : Effect.logInfo(line)).pipe(
     Effect.annotateLogs({
@@ -425,3 +292,12 @@ const logAnswer = Effect.fnUntraced(function*(answer: {
     })
   )
 })
+
+/**
+ * OTel names a server span `{method} {route}`, the route known only once the request is
+ * answered; Effect names it before, with the method alone (`SpanNameGenerator`'s default), and
+ * reads the name when the span ends.
+ */
+const nameServerSpan = (span: Tracer.AnySpan, method: string, route: string) => {
+  if (span._tag === "Span" && span.kind === "server") (span as { name: string }).name = `${method} ${route}`
+}

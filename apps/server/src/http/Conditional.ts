@@ -1,8 +1,9 @@
 import fresh from "fresh"
 import { hash } from "node:crypto"
 import { HttpServerResponse } from "effect/http"
+import type { HttpApiEndpoint } from "effect/http-api"
 import { ListingJson } from "@dropshelf/core"
-import { CONDITIONAL_READS, type ConditionalRead } from "@dropshelf/api/Api"
+import { CONDITIONAL_READS, DropshelfApi } from "@dropshelf/api/Api"
 
 /*
  * Conditional reads (RFC 9110 section 13.1.2), as GitHub answers them: the reads that carry an
@@ -12,11 +13,27 @@ import { CONDITIONAL_READS, type ConditionalRead } from "@dropshelf/api/Api"
  * tells one caller anything about another's.
  */
 
-/** The operation (`group.endpoint`) as a conditional read, when it is one. */
-export const conditionalRead = (group: string, endpoint: string): ConditionalRead | undefined => {
-  const operation = `${group}.${endpoint}`
-  return (CONDITIONAL_READS as ReadonlyArray<string>).includes(operation) ? operation as ConditionalRead : undefined
+/** How a conditional read is tagged. */
+export interface ConditionalRead {
+  /** A list page: tagged weakly, without the `synced_at` that moves on every read. */
+  readonly weak: boolean
+  /** `/me`: its body tells the window, so it is made again once the request is counted. */
+  readonly tellsCount: boolean
 }
+
+const { account, domains } = DropshelfApi.groups
+
+/** The endpoints the contract names in `CONDITIONAL_READS`, each with how it is tagged. */
+const READS: ReadonlyMap<HttpApiEndpoint.Top, ConditionalRead> = new Map<HttpApiEndpoint.Top, ConditionalRead>(
+  Object.values(DropshelfApi.groups).flatMap((group) =>
+    Object.values(group.endpoints)
+      .filter((endpoint) => (CONDITIONAL_READS as ReadonlyArray<string>).includes(`${group.identifier}.${endpoint.identifier}`))
+      .map((endpoint) => [endpoint, { weak: endpoint === domains.endpoints.list, tellsCount: endpoint === account.endpoints.me }] as const)
+  )
+)
+
+/** The endpoint as a conditional read, when it is one. */
+export const conditionalReadOf = (endpoint: HttpApiEndpoint.Top): ConditionalRead | undefined => READS.get(endpoint)
 
 /** Tags of list pages, by the bytes rendered: a page served again is not hashed again (ListingJson.pageJsonBytes). */
 const pageTags = new WeakMap<Uint8Array, string>()
@@ -29,8 +46,8 @@ const digestOf = (bytes: Uint8Array) => hash("sha256", bytes, "base64url")
  * stay the same. A copy whose watermark is older is the same page for its reader (an older
  * `since` only overlaps more), which is what a weak tag says.
  */
-export const entityTag = (operation: ConditionalRead, bytes: Uint8Array): string => {
-  if (operation !== "domains.list") return `"${digestOf(bytes)}"`
+export const entityTag = (read: ConditionalRead, bytes: Uint8Array): string => {
+  if (!read.weak) return `"${digestOf(bytes)}"`
   let tag = pageTags.get(bytes)
   if (tag === undefined) {
     tag = `W/"${digestOf(ListingJson.withoutWatermark(bytes))}"`
@@ -41,11 +58,11 @@ export const entityTag = (operation: ConditionalRead, bytes: Uint8Array): string
 
 /** The tag of a successful read's response, set on it; other responses are left as they are. */
 export const tagged = (
-  operation: ConditionalRead,
+  read: ConditionalRead,
   response: HttpServerResponse.HttpServerResponse
 ): { readonly response: HttpServerResponse.HttpServerResponse; readonly tag: string | undefined } => {
   if (response.status !== 200 || response.body._tag !== "Uint8Array") return { response, tag: undefined }
-  const tag = entityTag(operation, response.body.body)
+  const tag = entityTag(read, response.body.body)
   return { response: HttpServerResponse.setHeader(response, "etag", tag), tag }
 }
 

@@ -1,4 +1,3 @@
-import { Context } from "effect"
 import { randomUUID } from "node:crypto"
 
 /*
@@ -15,9 +14,6 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9\-_.:+/=]{1,128}$/
 
 export const requestIdOf = (sent: string | undefined): string =>
   sent !== undefined && SANE_REQUEST_ID.test(sent) ? sent : randomUUID()
-
-/** This request's id, provided by the boundary around every route. */
-export const RequestId = Context.Reference<string>("@dropshelf/server/RequestId", { defaultValue: () => "" })
 
 /** The message of a 5xx: what to do, and the request id to quote when asking about it. */
 export const serverFaultMessage = (advice: string, requestId: string) => `${advice} (request id ${requestId})`

@@ -1,14 +1,15 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Clock, Context, Effect, Exit, Layer, Result, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Result, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Directory, Quote, RateLimiter, Watches } from "@dropshelf/core"
+import { Directory, Quote, type RateLimiter, Watches } from "@dropshelf/core"
 import { API_VERSION } from "@dropshelf/api/Api"
 import type { ErrorFields } from "@dropshelf/api/ApiErrors"
-import { AddressGate, refusalOf } from "../http/AddressGate.ts"
-import { bearerOf, rateLimitHeaders } from "../http/ApiKeyAuth.ts"
-import { errorResponse, isBodyTooLarge, tooLarge, WWW_AUTHENTICATE } from "../http/Boundary.ts"
+import { refusalOf } from "../http/AddressGate.ts"
+import { Admission } from "../http/Admission.ts"
 import { type DomainError, toApiError } from "../http/ErrorMapping.ts"
-import { RequestId, serverFaultMessage } from "../http/RequestId.ts"
+import { CurrentExchange } from "../http/Exchange.ts"
+import { errorResponse, isBodyTooLarge, tooLarge, WWW_AUTHENTICATE } from "../http/Refusals.ts"
+import { serverFaultMessage } from "../http/RequestId.ts"
 import { idempotencyKeyArg, RenderedJson, REPLAYED_META, TOOLS, type ToolDefinition } from "./Tools.ts"
 
 /*
@@ -86,7 +87,7 @@ const isToolCall = (body: unknown): boolean =>
 const FORWARDED_HEADERS = ["accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id"]
 
 /** A rate decision and, when it refuses, the seconds until the window turns. */
-interface Admission {
+interface ToolAdmission {
   readonly rate: RateLimiter.RateDecision
   readonly retryAfter: number
 }
@@ -96,7 +97,7 @@ interface CallContext {
   readonly watches: Watches.Watches["Service"]
   readonly caller: Directory.Caller
   /** The rate decision for one tool call of this POST: the POST's own count for the first, a new count for each later one. */
-  readonly admit: () => Promise<Admission>
+  readonly admit: () => Promise<ToolAdmission>
   readonly context: Context.Context<never>
 }
 
@@ -148,7 +149,7 @@ const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<
   )
   return refused({
     code: "server_error",
-    message: serverFaultMessage("The service failed; retry with backoff", Context.get(call.context, RequestId)),
+    message: serverFaultMessage("The service failed; retry with backoff", Context.get(call.context, CurrentExchange).requestId),
     ...(tool.operation === "reveal" ? { reveal_code: "REVEAL_FAILED" as const } : {})
   })
 }
@@ -217,33 +218,26 @@ const exchange = async (call: CallContext, url: string, headers: Record<string, 
 const handle = (
   directory: Directory.Directory["Service"],
   watches: Watches.Watches["Service"],
-  limiter: RateLimiter.RateLimiter["Service"],
-  gate: AddressGate["Service"]
+  admission: Admission["Service"]
 ) =>
   Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
-    const authenticated = yield* Effect.result(gate.authenticate(request, bearerOf(request.headers.authorization)))
+    const current = yield* CurrentExchange
+    const authenticated = yield* Effect.result(admission.authenticate(current, request))
     if (Result.isFailure(authenticated)) {
       const failure = authenticated.failure
-      if (failure._tag === "AddressLimited") {
-        const refusal = refusalOf(failure)
-        return errorResponse(429, refusal.fields, refusal.headers)
-      }
+      if (failure._tag === "AddressLimited") return errorResponse(429, refusalOf(failure).fields)
       return errorResponse(401, toApiError(failure, "read").error, { "www-authenticate": WWW_AUTHENTICATE })
     }
     const caller = authenticated.success
-    // One count per POST, in the same window as the key's REST requests; a batch's later tool calls count again (admit).
-    const count = Effect.gen(function*() {
-      const rate = yield* limiter.hit(caller.key.id, caller.plan.requestsPerMinute)
-      const now = yield* Clock.currentTimeMillis
-      return { rate, now, retryAfter: Math.max(1, Math.ceil((rate.resetAt - now) / 1000)) }
-    })
+    // One count per POST, in the same window as the key's REST requests; a batch's later tool
+    // calls count again (admit). The boundary puts the lowest remaining on the answer.
+    const count = Effect.map(admission.count(current, caller), ({ rate, refusal }) => ({ rate, retryAfter: refusal?.retry_after ?? 0 }))
     const first = yield* count
     const { rate, retryAfter } = first
-    const headers = rateLimitHeaders(rate, first.now)
     const read = yield* Effect.result(request.text)
     if (Result.isFailure(read)) {
       // A body without a declared length met the cap while read: the 413 this POST's count goes with.
-      if (isBodyTooLarge(read.failure)) return HttpServerResponse.setHeaders(tooLarge(), headers)
+      if (isBodyTooLarge(read.failure)) return tooLarge()
       return yield* Effect.fail(read.failure)
     }
     const body = read.success
@@ -258,7 +252,7 @@ const handle = (
         code: "rate_limited",
         message: `This key is over its ${rate.limit} requests per minute (REST and tool calls together); retry after ${retryAfter} s`,
         retry_after: retryAfter
-      }, headers)
+      })
     }
     const forwarded: Record<string, string> = {}
     for (const name of FORWARDED_HEADERS) {
@@ -266,28 +260,23 @@ const handle = (
       if (value !== undefined) forwarded[name] = value
     }
     const context = yield* Effect.context<never>()
-    // The response's rate-limit headers tell the last count this POST made (the lowest remaining).
-    let last = first
     let admitted = 0
-    const admit = async (): Promise<Admission> => {
+    const admit = async (): Promise<ToolAdmission> => {
       if (admitted++ === 0) return first
-      const counted = await Effect.runPromiseWith(context)(count)
-      if (counted.rate.remaining <= last.rate.remaining) last = counted
-      return counted
+      return Effect.runPromiseWith(context)(count)
     }
     const response = yield* Effect.promise(() =>
       exchange({ directory, watches, caller, admit, context }, `http://localhost${request.url}`, forwarded, body, parsed)
     )
-    return HttpServerResponse.setHeaders(HttpServerResponse.fromWeb(response), rateLimitHeaders(last.rate, last.now))
+    return HttpServerResponse.fromWeb(response)
   })
 
-/** The `/mcp` route; needs `Directory`, `Watches`, `RateLimiter` and `AddressGate`, the same instances the REST routes use. */
+/** The `/mcp` route; needs `Directory`, `Watches` and `Admission`, the same instances the REST routes use. */
 export const McpRoute = Layer.unwrap(Effect.gen(function*() {
   const directory = yield* Directory.Directory
   const watches = yield* Watches.Watches
-  const limiter = yield* RateLimiter.RateLimiter
-  const gate = yield* AddressGate
+  const admission = yield* Admission
   // POST only: stateless, so no server-initiated stream (GET) and no session to delete (DELETE);
   // the boundary answers other methods 405.
-  return HttpRouter.add("POST", MCP_PATH, handle(directory, watches, limiter, gate))
+  return HttpRouter.add("POST", MCP_PATH, handle(directory, watches, admission))
 }))
