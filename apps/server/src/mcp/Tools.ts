@@ -1,7 +1,17 @@
-import { Effect, Record, Result, Schema, SchemaTransformation } from "effect"
-import { type Directory, Errors, Hold, Idempotency, Listing, ListingJson, ListQuery, Me, type RateLimiter, Text, type Watches, WatchView } from "@dropshelf/core"
-import { ErrorCode, HoldCode, RevealCode } from "@dropshelf/api/ApiErrors"
-import type { DomainError, Operation } from "../http/ErrorMapping.ts"
+import { Effect, Schema } from "effect"
+import { Hold, Listing, ListingJson, ListQuery, Me, WatchView } from "@dropshelf/core"
+import {
+  HoldIdInput,
+  IdempotencyKeyInput,
+  ListingIdInput,
+  outcomeArg,
+  searchArguments,
+  stringArg,
+  WatchIdInput,
+  WatchQueryInput,
+  widenScalars
+} from "./ToolArguments.ts"
+import { annotations, emptyInput, inputSchemaOf, outputSchemaOf, RenderedJson, type ToolDefinition } from "./ToolDefinition.ts"
 
 /*
  * The MCP tools: one per REST operation, each a call to the core's `Directory`, so the
@@ -10,190 +20,16 @@ import type { DomainError, Operation } from "../http/ErrorMapping.ts"
  * listing or a page is rendered by REST's own renderer (`ListingJson`), so its text is REST's.
  */
 
-export type JsonSchema = { readonly type: "object"; readonly [key: string]: unknown }
+export { IDEMPOTENCY_KEY_ARGUMENT, idempotencyKeyArg } from "./ToolArguments.ts"
+export {
+  type JsonSchema,
+  Refusal,
+  RenderedJson,
+  REPLAYED_META,
+  type ToolAnnotations,
+  type ToolDefinition
+} from "./ToolDefinition.ts"
 
-export interface ToolAnnotations {
-  readonly title: string
-  readonly readOnlyHint: boolean
-  readonly destructiveHint: boolean
-  readonly idempotentHint: boolean
-  readonly openWorldHint: boolean
-}
-
-export interface ToolDefinition {
-  readonly name: string
-  readonly title: string
-  readonly description: string
-  readonly inputSchema: JsonSchema
-  readonly outputSchema: JsonSchema
-  /**
-   * The success schema the result is encoded with, exactly as the REST endpoint encodes it; a
-   * result the tool rendered itself (`RenderedJson`) is sent as rendered, and conforms to it.
-   */
-  readonly success: Schema.Top
-  readonly annotations: ToolAnnotations
-  /** Which refusal token this tool's refusals carry, as on the REST endpoint it mirrors. */
-  readonly operation: Operation
-  readonly run: (
-    directory: Directory.Directory["Service"],
-    caller: Directory.Caller,
-    rate: RateLimiter.RateDecision,
-    args: Record<string, unknown>,
-    watches: Watches.Watches["Service"]
-  ) => Effect.Effect<unknown, DomainError>
-  /**
-   * For the tools that write: the write the arguments ask for, so that a call with an
-   * `idempotency_key` runs it once per key (`Directory.idempotent`), as REST does.
-   */
-  readonly write?: (args: Record<string, unknown>) => Effect.Effect<Idempotency.Write, Errors.InvalidRequest>
-}
-
-/**
- * A result rendered by the REST endpoint's own renderer (`ListingJson`): its text is the REST
- * body, sent as the tool's text and parsed once for its `structuredContent`.
- */
-export class RenderedJson {
-  readonly text: string
-  constructor(text: string) {
-    this.text = text
-  }
-}
-
-/** The argument that carries a write's idempotency key. */
-export const IDEMPOTENCY_KEY_ARGUMENT = "idempotency_key"
-
-/** The `_meta` entry of a tool result that is the stored answer of the first call with its key. */
-export const REPLAYED_META = "dropshelf/idempotent-replayed"
-
-const IdempotencyKeyInput = Schema.String.annotate({
-  description:
-    "Optional. 1 to 255 visible ASCII characters, such as a UUID, new for each new write. A repeat of the same call (same tool and arguments) with the same key by the same account within 24 hours returns the first result again, marked `_meta[\"dropshelf/idempotent-replayed\"]: true`, and changes nothing; the key with another call is refused `idempotency_key_reused`. The key is shared with the REST API's `Idempotency-Key`."
-})
-
-/** The key argument, when given (null reads as absent), or the refusal naming it. */
-export const idempotencyKeyArg = (
-  args: Record<string, unknown>
-): Effect.Effect<Idempotency.IdempotencyKey | undefined, Errors.InvalidRequest> => {
-  const value = args[IDEMPOTENCY_KEY_ARGUMENT]
-  return value === undefined || value === null
-    ? Effect.succeed(undefined)
-    : Effect.fromResult(Idempotency.decodeKey(IDEMPOTENCY_KEY_ARGUMENT, value))
-}
-
-/** What a refused tool call carries in `structuredContent`: the REST envelope, plus `retry_after` when rate limited. */
-export const Refusal = Schema.Struct({
-  error: Schema.Struct({
-    code: ErrorCode,
-    message: Schema.String,
-    parameter: Schema.optionalKey(Schema.String),
-    reveal_code: Schema.optionalKey(RevealCode),
-    hold_code: Schema.optionalKey(HoldCode),
-    resets_at: Schema.optionalKey(Schema.String),
-    expires_at: Schema.optionalKey(Schema.String),
-    available_at: Schema.optionalKey(Schema.String),
-    limit: Schema.optionalKey(Schema.Int),
-    retry_after: Schema.optionalKey(Schema.Int.annotate({ description: "With rate_limited: whole seconds until the window resets" })),
-    oldest_since: Schema.optionalKey(Schema.String.annotate({ description: "With a `since` past the feed's horizon: the oldest `since` accepted" })),
-    horizon_days: Schema.optionalKey(Schema.Int.annotate({ description: "With `oldest_since`: how many days back the since feed reaches" }))
-  })
-}).annotate({ identifier: "Refusal" })
-
-type Document = { readonly schema: Record<string, unknown>; readonly definitions: Record<string, unknown> }
-
-const rootOf = (document: Document): Record<string, unknown> => {
-  const ref = document.schema.$ref
-  if (typeof ref === "string" && ref.startsWith("#/$defs/")) {
-    return document.definitions[ref.slice("#/$defs/".length)] as Record<string, unknown>
-  }
-  return document.schema
-}
-
-/**
- * The output schema of a tool: the success view or the refusal envelope. MCP wants a schema
- * of type object that every `structuredContent` conforms to, refusals included.
- */
-const outputSchemaOf = (success: Schema.Top): JsonSchema => {
-  const ok = Schema.toJsonSchemaDocument(success) as unknown as Document
-  const refusal = Schema.toJsonSchemaDocument(Refusal) as unknown as Document
-  return {
-    type: "object",
-    anyOf: [ok.schema, refusal.schema],
-    $defs: { ...ok.definitions, ...refusal.definitions }
-  }
-}
-
-const inputSchemaOf = (schema: Schema.Top, widen: (property: Record<string, unknown>) => Record<string, unknown> = (p) => p): JsonSchema => {
-  const document = Schema.toJsonSchemaDocument(schema) as unknown as Document
-  const root = rootOf(document)
-  const properties = Record.map((root.properties ?? {}) as Record<string, Record<string, unknown>>, widen)
-  const definitions = Object.keys(document.definitions).length > 0 ? { $defs: document.definitions } : {}
-  return { ...root, type: "object", properties, ...definitions }
-}
-
-/** An integer or boolean parameter of the list query also takes its JSON value, as assistants tend to send it. */
-const widenScalars = (property: Record<string, unknown>): Record<string, unknown> => {
-  const { description, ...text } = property
-  if (text.pattern === ListQuery.INTEGER_TEXT) return { description, anyOf: [{ type: "integer" }, text] }
-  if (ListQuery.isBooleanText(text)) return { description, anyOf: [{ type: "boolean" }, text] }
-  return property
-}
-
-/** A JSON argument read as the text a query string would carry it in. */
-const AsText = Schema.Union([Schema.String, Schema.Finite, Schema.Boolean]).pipe(
-  Schema.decodeTo(Schema.String, SchemaTransformation.transform<string, string | number | boolean>({ decode: String, encode: (text) => text }))
-)
-
-/** search_listings' arguments: the list query's own schema, numbers and booleans read as their text. */
-const SearchArguments = Schema.Struct(Record.map(ListQuery.ListQueryParameters, () => Schema.optionalKey(AsText))).pipe(
-  Schema.decodeTo(ListQuery.ListQuerySchema)
-)
-const decodeSearch = Schema.decodeUnknownResult(SearchArguments)
-
-const searchArguments = (args: Record<string, unknown>): Effect.Effect<ListQuery.ListQuery, Errors.InvalidRequest> =>
-  Effect.fromResult(Result.mapError(decodeSearch(args, ListQuery.LIST_QUERY_PARSE_OPTIONS), (error) => ListQuery.refusalOf(error.issue)))
-
-const ListingIdInput = Schema.String.annotate({ description: "Listing id: 8 characters, case-sensitive (the `id` of a listing)" })
-const HoldIdInput = Schema.String.annotate({ description: "Hold id, as returned by hold_listing or list_holds (`hold.id`)" })
-
-/**
- * A required string argument, or the refusal the REST API gives for a bad parameter. An id is
- * looked up in the store, so it must be storable text (a path cannot carry what is not).
- */
-const stringArg = (args: Record<string, unknown>, name: string, accepts: string) => {
-  const value = args[name]
-  return typeof value === "string" && value.length > 0
-    ? Effect.fromResult(Text.storable(name, value))
-    : Effect.fail(new Errors.InvalidRequest({ parameter: name, message: `${name} is required and accepts ${accepts}` }))
-}
-
-const outcomeArg = (args: Record<string, unknown>): Effect.Effect<Hold.HoldOutcome, Errors.InvalidRequest> => {
-  const value = args.outcome
-  if (value === undefined || value === null) return Effect.succeed("released" as const)
-  return value === "released" || value === "registered"
-    ? Effect.succeed(value)
-    : Effect.fail(new Errors.InvalidRequest({ parameter: "outcome", message: "outcome accepts released, registered" }))
-}
-
-const annotations = (
-  title: string,
-  hints: { readonly readOnly?: boolean; readonly destructive?: boolean; readonly idempotent?: boolean } = {}
-): ToolAnnotations => ({
-  title,
-  readOnlyHint: hints.readOnly ?? false,
-  destructiveHint: hints.destructive ?? false,
-  idempotentHint: hints.idempotent ?? hints.readOnly ?? false,
-  // The directory is a closed world: nothing here reaches outside the service.
-  openWorldHint: false
-})
-
-const emptyInput: JsonSchema = { type: "object", properties: {}, additionalProperties: false }
-
-const WatchIdInput = Schema.String.annotate({ description: "Watch id, as returned by create_watch or list_watches (`id`)" })
-
-const WatchQueryInput = Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String)])).annotate({
-  description:
-    "The search_listings filters by name (tld, category, rsMin, q, …), validated as search_listings validates them; cursor, since, sort and limit are not part of a watch. Omitted: every listing."
-})
 
 /** The watch tools: the REST watches' use cases, on the same counter. */
 const WATCH_TOOLS: ReadonlyArray<ToolDefinition> = [

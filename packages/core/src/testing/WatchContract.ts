@@ -1,18 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import fc from "fast-check"
 import type { ListingId } from "../domain/Ids.ts"
-import { Plans, type StoredPlan } from "../domain/Plan.ts"
 import { DAY, HOUR } from "../domain/Time.ts"
-import { filtersOf, planRound, type QueryText } from "../domain/Watch.ts"
-import { AccountStore } from "../ports/AccountStore.ts"
-import { HoldStore } from "../ports/HoldStore.ts"
 import { ListingStore } from "../ports/ListingStore.ts"
-import { RevealStore } from "../ports/RevealStore.ts"
 import { type WatchRecord, WatchStore } from "../ports/WatchStore.ts"
 import { listingInput } from "./fixtures.ts"
+import { privacyProperty } from "./watch/PrivacyProperty.ts"
+import { account, round, sleep, watchOf, webhook, type WatchStores } from "./watch/WatchFixtures.ts"
 
-export type WatchStores = ListingStore | AccountStore | WatchStore | HoldStore | RevealStore
+export type { WatchStores } from "./watch/WatchFixtures.ts"
+export { scenarioArbitrary } from "./watch/PrivacyProperty.ts"
 
 /*
  * The watch store's contract, run by every adapter with its own layer (built afresh per test).
@@ -20,142 +17,8 @@ export type WatchStores = ListingStore | AccountStore | WatchStore | HoldStore |
  * run at explicit instants from the wall clock on.
  */
 
-let counter = 0
-const newWatchId = () => `wch_contract${(++counter).toString(36)}${Math.floor(Math.random() * 1e9).toString(36)}`
-
-const watchOf = (accountId: string, overrides: Partial<WatchRecord> = {}): WatchRecord => ({
-  id: newWatchId(),
-  accountId,
-  name: "test watch",
-  query: {},
-  webhook: null,
-  paused: false,
-  createdAt: Date.now() - HOUR,
-  updatedAt: Date.now() - HOUR,
-  ...overrides
-})
-
-const webhook = { url: "https://example.com/hook", secret: "whsec_c2VjcmV0", previousSecret: null, previousSecretUntil: null, state: "active", stateReason: null } as const
-
-const sleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
-
-/*
- * A scenario of the privacy property: operator writes, other accounts' actions, watches created
- * among them (each at the moment it is created, as a watch is) and rounds, then rounds as the
- * clock runs past every plan's delay. The listings' discovery offsets and the rounds' are whole
- * hours apart, so no instant the rule compares falls within seconds of another: the runs of a
- * scenario happen at different wall-clock moments and must compare alike.
- */
-type Step =
-  | { readonly op: "watch"; readonly plan: StoredPlan; readonly filtered: boolean }
-  | { readonly op: "write"; readonly slot: number; readonly fits: boolean; readonly blurb: number }
-  | { readonly op: "delist"; readonly slot: number }
-  | { readonly op: "reveal"; readonly slot: number }
-  | { readonly op: "hold"; readonly slot: number }
-  | { readonly op: "round" }
-
-const SLOTS = 3
-const DISCOVERED_OFFSETS = [-30 * DAY, -7 * DAY - 2 * HOUR, -6 * DAY - HOUR, -DAY - 2 * HOUR, -20 * HOUR, -HOUR]
-
-const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ op: fc.constant("write" as const), slot: fc.nat(SLOTS - 1), fits: fc.boolean(), blurb: fc.nat(2) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("delist" as const), slot: fc.nat(SLOTS - 1) }) },
-  { weight: 5, arbitrary: fc.record({ op: fc.constant("reveal" as const), slot: fc.nat(SLOTS - 1) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("hold" as const), slot: fc.nat(SLOTS - 1) }) },
-  { weight: 2, arbitrary: fc.constant({ op: "round" as const }) }
-)
-
-const watchArbitrary = fc.record({
-  op: fc.constant("watch" as const),
-  plan: fc.constantFrom<StoredPlan>("free", "pro", "business"),
-  filtered: fc.boolean()
-})
-
-/** Steps with one to three watches created among them, at arbitrary places. */
-export const scenarioArbitrary = fc.record({
-  discovered: fc.array(fc.constantFrom(...DISCOVERED_OFFSETS), { minLength: SLOTS, maxLength: SLOTS }),
-  steps: fc.array(stepArbitrary, { minLength: 1, maxLength: 12 }),
-  watches: fc.array(fc.tuple(fc.nat(6), watchArbitrary), { minLength: 1, maxLength: 3 })
-}).map(({ discovered, steps, watches }) => {
-  const all: Array<Step> = [...steps]
-  for (const [at, watch] of watches) all.splice(at % (all.length + 1), 0, watch)
-  return { discovered, steps: all }
-})
-
-type Scenario = typeof scenarioArbitrary extends fc.Arbitrary<infer T> ? T : never
-
 export const suite = (name: string, layer: Layer.Layer<WatchStores>, options: { readonly propertyRuns?: number } = {}) => {
   const run = <A, E>(effect: Effect.Effect<A, E, WatchStores>) => Effect.provide(effect, layer)
-
-  const account = (plan: StoredPlan) =>
-    AccountStore.use((accounts) => accounts.create({ name: `watcher-${plan}`, plan, at: Date.now() }))
-
-  /** One round at `now`, deciding with the core's own rule. */
-  const round = (now: number) =>
-    WatchStore.use((store) =>
-      store.matchRound({
-        now,
-        limit: 1000,
-        plan: (due, candidates) =>
-          planRound(due, candidates.map((row) => ({ ...row, filters: filtersOf(row.query) })), now)
-      }))
-
-  /**
-   * Plays a scenario on a fresh store; with `others`, other accounts also reveal (the
-   * availability stamp) and hold. Returns each watch's matches (listing ids, a repeat per
-   * generation), which must not depend on `others`.
-   */
-  const playScenario = (scenario: Scenario, others: boolean) =>
-    Effect.gen(function*() {
-      const store = yield* WatchStore
-      const listings = yield* ListingStore
-      const holds = yield* HoldStore
-      const reveals = yield* RevealStore
-      const base = Date.now()
-      const other = yield* account("pro")
-      const ids = Array.from({ length: SLOTS }, (_, slot) => `PRIVACY${slot}`)
-      const created: Array<WatchRecord> = []
-      for (const step of scenario.steps) {
-        switch (step.op) {
-          case "write":
-            yield* listings.upsert([listingInput(ids[step.slot]!, {
-              domain: `privacy${step.slot}.${step.fits ? "com" : "net"}`,
-              discoveredAt: base + scenario.discovered[step.slot]!,
-              blurb: `version ${step.blurb}`
-            })])
-            break
-          case "delist":
-            yield* listings.delist([ids[step.slot]! as ListingId], "delisted")
-            break
-          case "reveal":
-            if (!others) break
-            if ((yield* listings.stampAvailability(ids[step.slot]! as ListingId, Date.now())) !== undefined) {
-              yield* reveals.record({ accountId: other.id, listingId: ids[step.slot]!, at: Date.now(), charge: undefined })
-            }
-            break
-          case "hold":
-            if (!others || (yield* listings.find(ids[step.slot]! as ListingId)) === undefined) break
-            yield* Effect.ignore(holds.acquire({ accountId: other.id, listingId: ids[step.slot]!, plan: Plans.pro, now: Date.now() }))
-            break
-          case "watch": {
-            // Apart from the writes around it, so that a creation "now" is before or after each of them in every run.
-            yield* sleep(3)
-            const at = Date.now()
-            const query: QueryText = step.filtered ? { tld: "com" } : {}
-            created.push(yield* store.create(watchOf((yield* account(step.plan)).id, { query, createdAt: at, updatedAt: at }), 10))
-            yield* sleep(3)
-            break
-          }
-          case "round":
-            yield* round(Date.now() + 1000)
-        }
-      }
-      // The clock runs past every plan's delay.
-      for (const ahead of [12 * HOUR, DAY + 30 * 60_000, 3 * DAY, 6 * DAY + 12 * HOUR, 8 * DAY]) yield* round(Date.now() + ahead)
-      const result: Array<ReadonlyArray<string>> = []
-      for (const watch of created) result.push((yield* store.matches(watch.id, undefined, 100)).map((row) => row.listingId).sort())
-      return result
-    })
 
   describe(`${name}: watches`, () => {
     it.live("keeps each account under its limit and shows an account only its own watches", () =>
@@ -335,17 +198,7 @@ export const suite = (name: string, layer: Layer.Layer<WatchStores>, options: { 
         assert.isFalse(yield* store.resend(hooked.id, "msg_nosuch", now))
       })))
 
-    it.live("a watch never tells its owner what other accounts did: its matches are the same without their reveals and holds (property)", () =>
-      Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(scenarioArbitrary, async (scenario) => {
-            const withOthers = await Effect.runPromise(run(playScenario(scenario, true)))
-            const without = await Effect.runPromise(run(playScenario(scenario, false)))
-            assert.deepStrictEqual(withOthers, without)
-          }),
-          { numRuns: options.propertyRuns ?? 100 }
-        )
-      ), 600_000)
+    privacyProperty(run, options)
 
     it.live("an operator's change that makes a readable listing newly fit matches; one that keeps it fitting, or a reveal, does not", () =>
       run(Effect.gen(function*() {
