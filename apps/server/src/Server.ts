@@ -76,7 +76,7 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
   const page = Effect.map(html, (text) => new TextEncoder().encode(text))
   const headers = { vary: "Accept-Encoding" }
   const served = Effect.map(page, (bytes) => HttpServerResponse.uint8Array(bytes, { headers, contentType: "text/html" }))
-  // About 5 MB of inline script, about a quarter of that gzipped: compressed once, on the first request that accepts it.
+  // Megabytes of inline script that gzip shrinks several times: compressed once, on the first request that accepts it.
   const gzipped = yield* Effect.cached(Effect.map(page, (bytes) =>
     HttpServerResponse.uint8Array(gzipSync(bytes), { headers: { ...headers, "content-encoding": "gzip" }, contentType: "text/html" })
   ))
