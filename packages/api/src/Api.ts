@@ -32,7 +32,6 @@ export const API_PREFIX = "/api/v1"
  * 304, which does not count against the key's limit.
  */
 export const CONDITIONAL_READS = ["account.me", "domains.list", "domains.get", "holds.list"] as const
-export type ConditionalRead = (typeof CONDITIONAL_READS)[number]
 
 /** What the key middleware hands every keyed handler: the caller and this request's rate decision. */
 export class CurrentCaller extends Context.Service<CurrentCaller, {

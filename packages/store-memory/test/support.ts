@@ -32,4 +32,4 @@ export const listView = (caller: Directory.Caller, query: ListQuery.ListQuery) =
 
 /** A listing as the caller reads it, as its published view (`Listing.toListingView`). */
 export const getView = (caller: Directory.Caller, id: string) =>
-  Effect.map(Directory.Directory.use((directory) => directory.get(caller, id)), Listing.toListingView)
+  Effect.map(Directory.Directory.use((directory) => directory.get(caller, id)), (row) => Listing.toListingView(row.listing, row.reader))

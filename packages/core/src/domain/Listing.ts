@@ -190,23 +190,14 @@ export const toPublicView = (listing: ListingRecord): PublicView => {
   return view
 }
 
-/**
- * The published row: bands and ranges instead of figures, the name only when disclosed. Of a
- * record and what its reader is told, or of a reader's listing (what `Directory.get` answers).
- */
-export function toListingView(listing: ListingRecord, reader: ReaderView): ListingView
-export function toListingView(row: ReaderListing): ListingView
-export function toListingView(from: ListingRecord | ReaderListing, told?: ReaderView): ListingView {
-  const listing = told === undefined ? (from as ReaderListing).listing : from as ListingRecord
-  const reader = told ?? (from as ReaderListing).reader
-  return {
-    ...toPublicView(listing),
-    domain: reader.disclosed ? listing.domain : null,
-    name_disclosed: reader.disclosed,
-    hold_state: reader.holdState,
-    hold_expires_at: reader.holdExpiresAt === null ? null : toIso(reader.holdExpiresAt)
-  }
-}
+/** The published row: bands and ranges instead of figures, the name only when disclosed. */
+export const toListingView = (listing: ListingRecord, reader: ReaderView): ListingView => ({
+  ...toPublicView(listing),
+  domain: reader.disclosed ? listing.domain : null,
+  name_disclosed: reader.disclosed,
+  hold_state: reader.holdState,
+  hold_expires_at: reader.holdExpiresAt === null ? null : toIso(reader.holdExpiresAt)
+})
 
 export const toTombstoneView = (listing: ListingRecord): TombstoneView => ({
   id: listing.id,
