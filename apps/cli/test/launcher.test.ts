@@ -162,28 +162,24 @@ describe("bin/dropshelf.js", () => {
   )
   let asked = 0
 
-  /** The environment of a shell whose colour settings are `colours`, and nothing else that could decide them. */
-  const envWith = (colours: Record<string, string>): NodeJS.ProcessEnv => {
-    const env = { ...process.env }
-    for (const name of ["NO_COLOR", "FORCE_COLOR", "TERM", "DATABASE_URL", "DROPSHELF_DATA_DIR"]) delete env[name]
-    return { ...env, ...colours }
-  }
+  /** A shell's environment without colour settings or storage: nothing else decides what the CLI prints. */
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of ["NO_COLOR", "FORCE_COLOR", "TERM", "DATABASE_URL", "DROPSHELF_DATA_DIR"]) delete env[name]
 
   /** Asks the launcher, and what it loaded besides Node's own modules. */
-  const askLauncher = async (args: ReadonlyArray<string>, options: { readonly env: NodeJS.ProcessEnv }) => {
+  const askLauncher = async (args: ReadonlyArray<string>) => {
     const loaded = join(scratch, `loaded-${asked++}`)
     writeFileSync(loaded, "")
     const answer = await ask([node24, "--import", pathToFileURL(probe).href, binScript, ...args], {
-      env: { ...options.env, DROPSHELF_TEST_LOADED: loaded }
+      env: { ...env, DROPSHELF_TEST_LOADED: loaded }
     })
     return { ...answer, loaded: readFileSync(loaded, "utf8").split("\n").filter((url) => url.startsWith("file:")) }
   }
 
   it("runs the CLI's sources as they are, no copy of them: what it prints is what the sources print", async () => {
-    const env = envWith({})
     for (const args of [["keys", "create", "--help"], ["--version"]]) {
       const reference = await ask([node24, mainScript, ...args], { env })
-      const answer = await askLauncher(args, { env })
+      const answer = await askLauncher(args)
       expect(answer).toMatchObject({ code: 0, stderr: "", stdout: reference.stdout })
       expect(answer.loaded).toContain(pathToFileURL(mainScript).href)
       expect(answer.loaded.filter((url) => url.includes("node_modules/.cache"))).toEqual([])
@@ -196,7 +192,7 @@ describe("bin/dropshelf.js", () => {
       url.includes("/packages/core/") || url.includes("/node_modules/@electric-sql/") ||
       /\/packages\/store-sql\/src\/(?!(DataDirLock|PoolDefaults)\.ts$)/.test(url) || /\/apps\/server\/src\/(?!Settings\.ts$)/.test(url)
     for (const args of [["--help"], ["keys", "create", "--help"], ["accounts", "list", "--limit", "0"]]) {
-      const answer = await askLauncher(args, { env: envWith({}) })
+      const answer = await askLauncher(args)
       expect(answer.loaded).toContain(pathToFileURL(join(repoRoot, "apps", "cli", "src", "Cli.ts")).href)
       expect(answer.loaded.filter(beyondTheTree)).toEqual([])
     }
@@ -205,7 +201,7 @@ describe("bin/dropshelf.js", () => {
   it("keeps Node's compiled code in node_modules/.cache, so a later start skips compiling", async () => {
     const compiled = join(repoRoot, "node_modules", ".cache", "dropshelf-compiled")
     rmSync(compiled, { recursive: true, force: true })
-    expect(await askLauncher(["--version"], { env: envWith({}) })).toMatchObject({ code: 0, stderr: "" })
+    expect(await askLauncher(["--version"])).toMatchObject({ code: 0, stderr: "" })
     expect(readdirSync(compiled, { recursive: true }).length).toBeGreaterThan(0)
   }, 120_000)
 
