@@ -1,9 +1,10 @@
 import { Effect } from "effect"
-import { HttpServerError, type HttpServerRequest } from "effect/http"
+import type { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Errors, Watches } from "@dropshelf/core"
 import { CurrentCaller, DropshelfApi } from "@dropshelf/api/Api"
 import { refuseAs } from "./ErrorMapping.ts"
+import { isBodyTooLarge } from "./Refusals.ts"
 
 /**
  * A watch write's body as JSON, undecoded: the core's `Watch.decodeCreate`/`decodePatch` read
@@ -13,7 +14,7 @@ import { refuseAs } from "./ErrorMapping.ts"
 const bodyOf = (request: HttpServerRequest.HttpServerRequest) =>
   request.json.pipe(
     Effect.catchIf(
-      (error) => !(HttpServerError.isHttpServerError(error) && (error.reason as { reason?: string }).reason === "BodyTooLarge"),
+      (error) => !isBodyTooLarge(error),
       () => Effect.fail(new Errors.InvalidRequest({ parameter: "body", message: "body accepts a JSON object; it is not valid JSON" }))
     ),
     Effect.catchTag("HttpServerError", Effect.die)
