@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process"
-import { chmodSync, readdirSync, statSync, writeFileSync } from "node:fs"
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { connect } from "node:net"
+import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { MAX_REQUEST_LINE_LENGTH } from "../src/OperatorSocket.ts"
@@ -62,9 +63,19 @@ describe.skipIf(process.platform === "win32")("the operator socket of a server s
         const probe = `const s = require("node:net").connect(${JSON.stringify(socket)});` +
           `s.on("connect", () => { console.log("connected"); s.destroy() });` +
           `s.on("error", (e) => console.log(e.code))`
-        const attempt = spawnSync("runuser", ["-u", user, "--", node24, "-e", probe], { encoding: "utf8", timeout: 30_000 })
-        expect(attempt.stderr).toBe("")
-        expect(attempt.stdout.trim()).toBe("EACCES")
+        // A copy of node the second user may run: the checkout's own may sit below a folder only its owner can enter.
+        const shared = mkdtempSync(join(tmpdir(), "dropshelf-node-"))
+        chmodSync(shared, 0o755)
+        const node = join(shared, "node")
+        copyFileSync(node24, node)
+        chmodSync(node, 0o755)
+        try {
+          const attempt = spawnSync("runuser", ["-u", user, "--", node, "-e", probe], { encoding: "utf8", timeout: 30_000 })
+          expect(attempt.stderr).toBe("")
+          expect(attempt.stdout.trim()).toBe("EACCES")
+        } finally {
+          rmSync(shared, { recursive: true, force: true })
+        }
       } finally {
         execFileSync("userdel", [user])
       }
