@@ -2,6 +2,7 @@ import { DEFAULT_DATA_DIR } from "@dropshelf/store-sql/DataDirLock"
 import { DEFAULT_MAX_CONNECTIONS, STATEMENTS_PER_CONNECTION } from "@dropshelf/store-sql/PoolDefaults"
 import { wholeNumberBetween } from "@dropshelf/server/Settings"
 import { Config, ConfigProvider, Effect } from "effect"
+import { type CacheName, cachesOff } from "./Caches.ts"
 
 /**
  * The environment of product.md's Configuration table, read by every command. Kept apart from
@@ -22,6 +23,8 @@ export interface DropshelfConfig {
     readonly maxConnections: number
     readonly statementsPerConnection: number
   }
+  /** Caches switched off to measure what they buy (DROPSHELF_CACHES_OFF, Caches.ts); default none. */
+  readonly cachesOff: ReadonlySet<CacheName>
 }
 
 const optionalString = (name: string) =>
@@ -61,7 +64,8 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
     // One of them listens for key and plan changes, so at least two.
     maxConnections: wholeNumberBetween("DROPSHELF_DB_POOL_SIZE", 2, 1_000, DEFAULT_MAX_CONNECTIONS),
     statementsPerConnection: wholeNumberBetween("DROPSHELF_DB_PIPELINE", 1, 256, STATEMENTS_PER_CONNECTION)
-  })
+  }),
+  cachesOff
 })
 
 /** Where the configured storage lives, for messages. */

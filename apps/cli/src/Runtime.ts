@@ -1,10 +1,12 @@
 import { type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter } from "@dropshelf/core"
-import { PoolMetrics, StoreSql } from "@dropshelf/store-sql"
+import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
+import { PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { setFlagsFromString } from "node:v8"
 import { Context, Effect, Layer } from "effect"
 import { type Digest, Mac } from "effect/crypto"
+import { storeSwitches } from "./Caches.ts"
 import type { DropshelfConfig } from "./Config.ts"
 
 /**
@@ -27,14 +29,17 @@ export const storage = (
 ): Layer.Layer<StoreSql.Services | PoolMetrics.PoolMetrics, StoreSql.StoreOpenError> =>
   config.databaseUrl !== undefined
     ? purpose === "server"
-      ? StoreSql.layerServer({ url: config.databaseUrl, ...config.pool })
+      ? StoreSql.layerServer({ url: config.databaseUrl, ...config.pool }).pipe(Layer.provide(storeCachesOf(config)))
       // A command keeps no key look-ups long enough to need telling of changes: no listener.
       : StoreSql.layerStores.pipe(Layer.provideMerge(StoreSql.layerServerClient({ url: config.databaseUrl, ...config.pool })))
     : purpose === "server"
-    ? StoreSql.layerPglite({ dataDir: config.dataDir })
+    ? StoreSql.layerPglite({ dataDir: config.dataDir }).pipe(Layer.provide(storeCachesOf(config)))
     : StoreSql.layerPglite({ dataDir: config.dataDir, settings: StoreSql.PGLITE_COMMAND_SETTINGS }).pipe(
       Layer.provide(Layer.effectDiscard(Effect.sync(keepWasmOnFirstTier)))
     )
+
+/** The SQL adapter's caches as DROPSHELF_CACHES_OFF leaves them (Caches.ts). */
+const storeCachesOf = (config: DropshelfConfig) => Layer.succeed(StoreCaches.StoreCaches, storeSwitches(config.cachesOff))
 
 /** The embedded database opened by this one command, with its dump; not migrated (a backup copies it as it is). */
 export const embeddedStorage = (config: DropshelfConfig): Layer.Layer<StoreSql.Services | StoreSql.EmbeddedDump, StoreSql.StoreOpenError> =>
@@ -74,22 +79,27 @@ const nodeHashNames: Record<Digest.Algorithm["name"], string> = {
   "SHA-384": "sha384",
   "SHA-512": "sha512"
 }
-const keyObjects = new WeakMap<Uint8Array, KeyObject>()
-const hmacWithKeptKey = (hash: Digest.Algorithm["name"], key: Uint8Array, data: Uint8Array): Uint8Array => {
-  let keyObject = keyObjects.get(key)
-  if (keyObject === undefined) {
-    keyObject = createSecretKey(key)
-    keyObjects.set(key, keyObject)
-  }
-  return new Uint8Array(createHmac(nodeHashNames[hash], keyObject).update(data).digest())
-}
+/** HMAC on node:crypto, each key given imported once (a key's bytes are the cursor secret's, fixed for the layer's life). */
+const layerHmac = Layer.suspend(() => {
+  const keyObjects = new WeakMap<Uint8Array, KeyObject>()
+  return Mac.layerWebCryptoWith({
+    hmac: (hash: Digest.Algorithm["name"], key: Uint8Array, data: Uint8Array): Uint8Array => {
+      let keyObject = keyObjects.get(key)
+      if (keyObject === undefined) {
+        keyObject = createSecretKey(key)
+        keyObjects.set(key, keyObject)
+      }
+      return new Uint8Array(createHmac(nodeHashNames[hash], keyObject).update(data).digest())
+    }
+  })
+})
 
 /**
  * node:crypto for key digests and cursor MACs: synchronous hashing, where Web Crypto's
  * promise per call was a measurable share of every authenticated request
  * (docs/decisions/0505-auth-and-request-costs.md).
  */
-export const layerCrypto = Layer.mergeAll(NodeCrypto.layerDigest, Mac.layerWebCryptoWith({ hmac: hmacWithKeptKey })).pipe(
+export const layerCrypto = Layer.mergeAll(NodeCrypto.layerDigest, layerHmac).pipe(
   Layer.provideMerge(NodeCrypto.layerSecureRandom)
 )
 
@@ -120,7 +130,7 @@ export const rateLimiterLayer = (config: DropshelfConfig): Layer.Layer<RateLimit
             const limiter = yield* RateLimiter.RateLimiter
             const { ping } = yield* RateLimitRedis.RedisPing
             return Context.make(RateLimiter.RateLimiter, limiter).pipe(Context.add(RedisCheck, ping))
-          })).pipe(Layer.provide(RateLimitRedis.layerWithPing(redisUrl)))
+          })).pipe(Layer.provide(RateLimitRedis.layerWithPing(redisUrl, !config.cachesOff.has("redis-batches"))))
       )
     )
     : RateLimiter.layerInProcess
@@ -164,7 +174,10 @@ export const serverLayer = <E>(
 ): Layer.Layer<ServerServices, StoreSql.StoreOpenError | E> =>
   Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
-    Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(Layer.effect(Cursor.CursorSecret, StoreSql.cursorSecret)))),
+    Layer.provide(RememberedCursors.layer(
+      Cursor.CursorCodec.layer.pipe(Layer.provide(Layer.effect(Cursor.CursorSecret, StoreSql.cursorSecret))),
+      !config.cachesOff.has("cursors")
+    )),
     Layer.provide(availability),
     Layer.provide(layerCrypto),
     Layer.provideMerge(rateLimiterLayer(config)),

@@ -50,7 +50,7 @@ export const serve = <E = never>(
       const dependencies: Array<Health.Dependency> = [{ name: "database", check: sql.unsafe("SELECT 1") }]
       if (redis !== undefined) dependencies.push({ name: "redis", check: redis })
       const server = yield* Layer.build(
-        Server.layer({ port: config.port, host: config.host, ...settings }).pipe(
+        Server.layer({ port: config.port, host: config.host, ...settings, rememberListingJson: !config.cachesOff.has("listing-json") }).pipe(
           Layer.provide(Health.layerDependencies(dependencies)),
           Layer.provide(Layer.succeedContext(telemetry))
         )
@@ -77,7 +77,7 @@ export const serve = <E = never>(
  * `serve` runs against.
  */
 export const watchesLayer = (config: Runtime.DropshelfConfig, sinceHorizonDays: number, settings: Watches.WatchSettings) =>
-  WebhookDelivery.layerWith(settings).pipe(
+  WebhookDelivery.layerWith(settings, !config.cachesOff.has("watch-filters")).pipe(
     Layer.provide(Runtime.layerCrypto),
     Layer.provideMerge(Runtime.serverLayer(config, RdapAvailability.layerFromEnv, sinceHorizonDays))
   )

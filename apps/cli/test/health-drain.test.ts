@@ -5,7 +5,8 @@
  * is refused at start with one line and exit 2.
  */
 import { afterEach, describe, expect, it } from "vitest"
-import { embeddedTargets, expectOneLineFailure, killStragglers, run, serve } from "./support.ts"
+import { CACHES } from "../src/Caches.ts"
+import { embeddedTargets, expectOneLineFailure, killStragglers, run, runJson, serve } from "./support.ts"
 
 const redisUrl = process.env.REDIS_URL?.trim() || undefined
 if (redisUrl === undefined) console.info("health-drain: /readyz is checked without Redis: set REDIS_URL to check it with")
@@ -65,9 +66,35 @@ describe("health and drain", () => {
       [{ DROPSHELF_DB_POOL_SIZE: "1" }, /DROPSHELF_DB_POOL_SIZE/],
       [{ DROPSHELF_DB_PIPELINE: "0" }, /DROPSHELF_DB_PIPELINE/],
       [{ DROPSHELF_DB_PIPELINE: "many" }, /DROPSHELF_DB_PIPELINE/],
+      [{ DROPSHELF_CACHES_OFF: "listing-json,everything" }, /DROPSHELF_CACHES_OFF names no cache everything; the caches are key-lookups, /],
       [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, /OTEL_EXPORTER_OTLP_PROTOCOL/]
     ]
     const outcomes = await Promise.all(refusals.map(([bad]) => run(["serve"], { env: { ...env, ...bad } })))
     outcomes.forEach((outcome, index) => expectOneLineFailure(outcome, 2, refusals[index]![1]))
+  }, 60_000)
+
+  it("answers the same with every cache switched off (DROPSHELF_CACHES_OFF), as measurements run it", async () => {
+    const on = { env: target().env }
+    await runJson(["seed", "--listings", "30", "--seed", "5"], on)
+    const account = await runJson(["accounts", "create", "--name", "uncached", "--plan", "business"], on)
+    const { key } = await runJson(["keys", "create", account.id, "--name", "k"], on)
+    const read = async (env: Record<string, string>) => {
+      const { server, base } = await serve({ env: { ...on.env, ...env } })
+      try {
+        const get = async (path: string) => {
+          const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } })
+          expect(response.status, path).toBe(200)
+          const { synced_at: _, ...body } = await response.json() as Record<string, unknown>
+          return body as { data?: Array<{ id: string }>; next_cursor?: string }
+        }
+        const first = await get("/api/v1/domains?limit=5&sort=latest")
+        const second = await get(`/api/v1/domains?limit=5&sort=latest&cursor=${first.next_cursor}`)
+        return [first, second, await get(`/api/v1/domains/${second.data![0]!.id}`), await get("/api/v1/me")]
+      } finally {
+        await server.stop("SIGTERM")
+      }
+    }
+    const cached = await read({})
+    expect(await read({ DROPSHELF_CACHES_OFF: Object.keys(CACHES).join(",") })).toEqual(cached)
   }, 60_000)
 })

@@ -16,6 +16,7 @@ import * as DocsPage from "./http/DocsPage.ts"
 import { RecordRoute } from "./http/Exchange.ts"
 import { acceptsGzip, HandlersLive, openApiDocument } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
+import { ListingRendering } from "./http/ListingRendering.ts"
 import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines, streamedResponseOf } from "./http/SnapshotDeadlines.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
 import { wholeNumberBetween } from "./Settings.ts"
@@ -57,6 +58,8 @@ export interface Options {
    * these). Default none: the client is the socket's peer.
    */
   readonly trustedProxies?: ReadonlyArray<IpNetwork.IpNetwork> | undefined
+  /** Whether each listing's reader-independent JSON is kept per record (ListingRendering); default true. */
+  readonly rememberListingJson?: boolean | undefined
   /**
    * How long a bulk snapshot's client may leave written bytes unread before its connection is
    * closed (SnapshotDeadlines.ts). Default 60 s.
@@ -173,6 +176,7 @@ export const layer = (
   ).pipe(
     Layer.provide(Layer.provideMerge(Admission.layer, AddressGate.layer(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE))),
     Layer.provide(AccessLog.layer(options.logger, options.logLevel)),
+    Layer.provide(ListingRendering.layer(options.rememberListingJson ?? true)),
     Layer.provide(Health.Lifecycle.layer),
     Layer.provideMerge(NodeHttpServer.layer(() => nodeServer(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS), {
       port: options.port,

@@ -4,6 +4,7 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns"
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP, type LookupFunction } from "node:net"
+import * as RememberedWatchFilters from "./RememberedWatchFilters.ts"
 import { wholeNumberBetween } from "./Settings.ts"
 
 /*
@@ -124,8 +125,9 @@ export const settingsFromEnv: Config.Config<Watches.WatchSettings> = Config.all(
 })
 
 /** `Watches` with these settings and the node:http(s) sender; needs the stores, `SecureRandom` and `Mac`. */
-export const layerWith = (settings: Watches.WatchSettings) =>
+export const layerWith = (settings: Watches.WatchSettings, rememberWatchFilters = true) =>
   Watches.Watches.layer.pipe(
     Layer.provide(layer(settings.allowPrivate)),
+    Layer.provide(RememberedWatchFilters.layer(rememberWatchFilters)),
     Layer.provide(Layer.succeed(Watches.WatchSettingsRef, settings))
   )

@@ -134,6 +134,8 @@ for (const adapter of adapters) {
         const response = await call(server, "POST", "/mcp", { key, body: INITIALIZE, headers: { ...MCP_HEADERS, ...from } })
         expect(response.status).toBe(401)
       }
+      // The refusal past the ceiling finds the address over it; from then on no key is looked up.
+      expectAddressRefusal(await call(server, "POST", "/mcp", { key: unknown, body: INITIALIZE, headers: { ...MCP_HEADERS, ...from } }))
       const before = lookUps.count
       for (const key of [unknown, valid.secret, undefined]) {
         expectAddressRefusal(await call(server, "POST", "/mcp", { key, body: INITIALIZE, headers: { ...MCP_HEADERS, ...from } }))

@@ -24,7 +24,7 @@ import {
   Watches
 } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Server, WebhookDelivery } from "@dropshelf/server"
+import { RememberedCursors, Server, WebhookDelivery } from "@dropshelf/server"
 
 export type Ports =
   | ListingStore.ListingStore
@@ -109,7 +109,8 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
   const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, watchesLayer(options.watchSettings)).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
     Layer.provide(options.sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, options.sinceHorizonDays)),
-    Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
+    // As a deployment signs cursors (apps/cli Runtime.serverLayer).
+    Layer.provide(RememberedCursors.layer(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret)), true)),
     Layer.provide(options.availability ?? AvailabilityCheck.AvailabilityCheck.layerStampOnly),
     Layer.provideMerge(adapter.layer()),
     Layer.provideMerge(StoreMemory.layerCrypto)

@@ -33,7 +33,7 @@ import type { RateDecision } from "./ports/RateLimiter.ts"
  * runs in a span of its name (`Directory.list`…) while tracing is on.
  */
 
-export { type Caller, DEAD_KEYS_REMEMBERED, KEY_TOUCH_INTERVAL_MS, LEGACY_RECHECK_MS } from "./directory/Authentication.ts"
+export { type Caller, KEY_TOUCH_INTERVAL_MS } from "./directory/Authentication.ts"
 export { IDEMPOTENCY_POLL_MS } from "./directory/IdempotentWrites.ts"
 export { CODES_SHOWN, SNAPSHOT_CHUNK, type SnapshotItem, SNAPSHOTS_AT_ONCE } from "./directory/Listings.ts"
 

@@ -25,6 +25,7 @@ import { type WatchSettings, WatchSettingsRef } from "./watches/WatchSettings.ts
  */
 
 export { DEFAULT_SETTINGS, type WatchSettings, WatchSettingsRef } from "./watches/WatchSettings.ts"
+export { WatchFilters } from "./watches/WatchFilters.ts"
 export { ATTEMPTS_SHOWN, DEFAULT_MATCH_PAGE, MAX_MATCH_PAGE, toWatchView } from "./watches/UseCases.ts"
 export { signingSecrets } from "./watches/Delivery.ts"
 

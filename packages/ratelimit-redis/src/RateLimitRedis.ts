@@ -75,13 +75,14 @@ interface Waiting {
  * next one, which starts as soon as it ends: under load one round trip counts the requests of
  * many connections, each still exactly (the script takes them one after another). A step never
  * joins a script already sent, so its window is read after the request began.
+ * `batched` false (`DROPSHELF_CACHES_OFF=redis-batches`) sends each step as a script of its own.
  *
  * When Redis cannot be reached the request is counted by the in-process limiter instead, and
  * the switch is logged once each way: limits stay per key but become per instance until Redis
  * answers again (decision 0110). Meanwhile one request a `PROBE_INTERVAL_MS` tries Redis; the
  * rest do not wait for it.
  */
-export const make = Effect.gen(function*() {
+export const make = (batched = true) => Effect.gen(function*() {
   const redis = yield* Redis.Redis
   const scope = yield* Effect.scope
   const send = redis.eval(stepsScript)
@@ -126,8 +127,14 @@ export const make = Effect.gen(function*() {
       )
     )
 
-  const onRedis = (step: Step) =>
+  const onRedis = (step: Step): Effect.Effect<readonly [number, number], unknown> =>
     Effect.suspend(() => {
+      if (!batched) {
+        return send([step]).pipe(
+          Effect.timeout(REDIS_TIMEOUT_MS),
+          Effect.map((reply) => [Number(reply[0]), Number(reply[1])] as const)
+        )
+      }
       const done = Deferred.makeUnsafe<readonly [number, number], unknown>()
       if (next !== undefined) {
         next.push({ step, done })
@@ -210,7 +217,7 @@ export class RedisPing extends Context.Service<RedisPing, {
  * in-process, says so once, and tries to connect again every `RECONNECT_INTERVAL` until it can,
  * then counts in Redis (decision 0110).
  */
-export const layerWithPing = (url: string): Layer.Layer<RateLimiter.RateLimiter | RedisPing> =>
+export const layerWithPing = (url: string, batched = true): Layer.Layer<RateLimiter.RateLimiter | RedisPing> =>
   Layer.effectContext(
     Effect.gen(function*() {
       const scope = yield* Effect.scope
@@ -226,7 +233,7 @@ export const layerWithPing = (url: string): Layer.Layer<RateLimiter.RateLimiter 
         const context = yield* Layer.buildWithScope(client(url), attempt).pipe(
           Effect.onError((cause) => Scope.close(attempt, Exit.failCause(cause)))
         )
-        const limiter = yield* make.pipe(Effect.provideContext(context), Scope.provide(attempt))
+        const limiter = yield* make(batched).pipe(Effect.provideContext(context), Scope.provide(attempt))
         current = Context.get(context, Redis.Redis)
         return limiter
       })

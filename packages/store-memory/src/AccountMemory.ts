@@ -101,11 +101,6 @@ export const makeAccountsAndKeys = Effect.sync(() => {
         }
         return undefined
       }),
-    anyLiveWithPrefix: (start) =>
-      Effect.sync(() => {
-        for (const key of keys.values()) if (key.revokedAt === null && key.prefix.startsWith(start)) return true
-        return false
-      }),
     touch: (id, at) =>
       Effect.sync(() => {
         const key = keys.get(id)

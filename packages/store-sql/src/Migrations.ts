@@ -141,7 +141,7 @@ const initial = statements(
  * 0002: updated_at becomes a strict row version: a write in the same millisecond as the row's
  * previous one moves it 1 ms past it, so (id, updated_at) names one content of a row and the
  * listing cache (ListingCache) can trust it. And a revoked key or a changed plan notifies
- * `dropshelf_auth`, so every server drops its cached key look-ups at once (AuthCache).
+ * `dropshelf_auth`, so every server drops its cached key look-ups at once (KeyLookups).
  */
 const rowVersionAndAuthNotify = statements(
   `CREATE OR REPLACE FUNCTION dropshelf_stamp_updated_at() RETURNS trigger LANGUAGE plpgsql AS $$

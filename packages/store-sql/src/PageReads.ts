@@ -54,7 +54,8 @@ export const make = (
   sql: SqlClient.SqlClient,
   scope: Scope.Scope,
   cache: ListingCache.ListingCache,
-  statement: PageStatement
+  statement: PageStatement,
+  sharing: boolean
 ): PageReads => {
   const { anchorColumn, limitOf, orderOf, pageConditions, withReader } = statement
 
@@ -142,7 +143,7 @@ export const make = (
       const read = yield* cachedPage(SharedReads.latest(batch, (request) => request.now), accounts)
       return batch.map(() => read)
     }).pipe(Effect.orDie)
-  const sharedPages = SharedReads.makeOutsideTransactions(sql, scope, pagesFor)
+  const sharedPages = SharedReads.makeOutsideTransactions(sql, scope, pagesFor, sharing)
 
   const sharedPage = (request: ListingStore.PageRequest) => sharedPages(sharedPageKey(request), request)
 

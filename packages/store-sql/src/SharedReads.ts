@@ -32,11 +32,14 @@ interface Waiting<R, A> {
 /**
  * `run` answers a batch of requests (one answer per request, in order). It runs in `scope`,
  * not in a caller's fiber: a caller that goes away does not cancel the others' statement.
+ * With `shared` false (StoreCaches.sharedReads) every read runs a statement of its own.
  */
 export const make = <R, A>(
   scope: Scope.Scope,
-  run: (batch: ReadonlyArray<R>) => Effect.Effect<ReadonlyArray<A>>
+  run: (batch: ReadonlyArray<R>) => Effect.Effect<ReadonlyArray<A>>,
+  shared = true
 ): SharedReads<R, A> => {
+  if (!shared) return { read: (_key, request) => Effect.map(run([request]), (answers) => answers[0]!), running: () => 0 }
   // A key is present while a statement for it runs; its array holds the reads for the next one.
   const next = new Map<string, Array<Waiting<R, A>>>()
 
@@ -111,9 +114,10 @@ export const unlessInTransaction = <A>(sql: SqlClient.SqlClient, shared: Effect.
 export const makeOutsideTransactions = <R, A>(
   sql: SqlClient.SqlClient,
   scope: Scope.Scope,
-  run: (batch: ReadonlyArray<R>) => Effect.Effect<ReadonlyArray<A>>
+  run: (batch: ReadonlyArray<R>) => Effect.Effect<ReadonlyArray<A>>,
+  sharing = true
 ) => {
-  const shared = make(scope, run)
+  const shared = make(scope, run, sharing)
   return (key: string, request: R): Effect.Effect<A> =>
     unlessInTransaction(sql, shared.read(key, request), Effect.map(run([request]), (answers) => answers[0]!))
 }

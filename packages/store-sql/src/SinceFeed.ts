@@ -4,6 +4,7 @@ import type { SqlClient } from "effect/sql"
 import type { PageStatement, PageStatementRequest } from "./PageStatement.ts"
 import { accountsAsked, layoutOf, type ReaderAnswers, readerAnswers } from "./ListingRows.ts"
 import type { PageReads, Read, Served } from "./PageReads.ts"
+import type * as StoreCaches from "./StoreCaches.ts"
 import { instant } from "./Rows.ts"
 
 /*
@@ -33,7 +34,8 @@ export const make = (
   scope: Scope.Scope,
   syncLagSeconds: number,
   statement: PageStatement,
-  reads: PageReads
+  reads: PageReads,
+  caches: Pick<StoreCaches.Switches, "syncedAt" | "sinceReadAhead">
 ): SinceFeed => {
   /*
    * updated_at is the time of the write, not of the commit: a transaction that stamped a row
@@ -57,7 +59,7 @@ export const make = (
   let lastSyncedAt: { readonly value: Time.Instant; readonly readAt: number } | undefined
   const syncedAt = Effect.suspend(() => {
     const readAt = performance.now()
-    if (lastSyncedAt !== undefined && readAt - lastSyncedAt.readAt < SYNCED_AT_REUSE_MS) {
+    if (caches.syncedAt && lastSyncedAt !== undefined && readAt - lastSyncedAt.readAt < SYNCED_AT_REUSE_MS) {
       return Effect.succeed(lastSyncedAt.value)
     }
     return Effect.map(readSyncedAt, (value) => {
@@ -104,7 +106,7 @@ export const make = (
       // Only a run that already follows a cursor is read ahead: a poller that reads one page
       // from its watermark and stops would make every read-ahead wasted work.
       const following = request.after !== undefined
-      if (following && read.records.length > request.limit && last !== undefined && readAhead.size < MAX_READS_AHEAD) {
+      if (caches.sinceReadAhead && following && read.records.length > request.limit && last !== undefined && readAhead.size < MAX_READS_AHEAD) {
         const next: PageStatementRequest = { ...request, after: { order: "id", id: last.id }, reader: undefined }
         const nextRead = Deferred.makeUnsafe<Read, unknown>()
         readAhead.set(readAheadKey(next, last.id), { visibleBefore: next.visibleBefore, startedAt: now, read: nextRead })

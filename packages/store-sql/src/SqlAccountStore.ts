@@ -1,7 +1,7 @@
 import { AccountStore, Errors, type Ids, type Keyset, type Plan } from "@dropshelf/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { AuthCache } from "./AuthCache.ts"
+import { KeyLookups } from "./KeyLookups.ts"
 import { instant, toDate } from "./Rows.ts"
 
 type Row = Record<string, unknown>
@@ -17,7 +17,7 @@ export const newAccountId = () => `acct_${crypto.randomUUID().replaceAll("-", ""
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const authCache = yield* AuthCache
+  const keyLookups = yield* KeyLookups
 
   const create = (request: { readonly name: string; readonly plan: Plan.StoredPlan; readonly at: number }) =>
     sql<Row>`INSERT INTO accounts (id, name, plan, created_at)
@@ -31,7 +31,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const rows = yield* sql<Row>`UPDATE accounts SET plan = ${plan} WHERE id = ${id}
         RETURNING id, name, plan, created_at`.pipe(Effect.orDie)
-      authCache.invalidate()
+      keyLookups.invalidate()
       if (rows[0] === undefined) return yield* new Errors.AccountNotFound({ accountId: id })
       return toAccount(rows[0])
     })

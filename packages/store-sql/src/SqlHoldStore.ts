@@ -5,6 +5,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
 import { instant, instantOrNull, int, sqlState, storable, toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
+import { StoreCaches } from "./StoreCaches.ts"
 
 /*
  * Holds. The rules are the core's (`Hold.decideAcquire`, `decideExtend`, `decideEnd`); the
@@ -60,6 +61,7 @@ export const runningAt = (sql: SqlClient.SqlClient, at: Date | Fragment) => sql`
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const scope = yield* Scope.Scope
+  const { sharedReads } = yield* StoreCaches
   const columns = sql.literal(HOLD_COLUMNS)
 
   /** Running at `now`: not ended by its holder and not past its scheduled end (`Hold.isRunningAt`). */
@@ -185,7 +187,7 @@ export const make = Effect.gen(function*() {
   const sharedRunning = SharedReads.make(scope, (batch: ReadonlyArray<{ readonly listingId: string; readonly now: Time.Instant }>) => {
     const { listingId, now } = SharedReads.latest(batch, (ask) => ask.now)
     return Effect.map(runningAmong([listingId], now), (running) => batch.map(() => running))
-  })
+  }, sharedReads)
 
   const runningOn = (listingIds: ReadonlyArray<string>, now: Time.Instant) =>
     listingIds.length === 1
@@ -231,7 +233,7 @@ export const make = Effect.gen(function*() {
    * Every `/holds` asks its account's holds: concurrent asks, of any accounts, share one
    * statement (SharedReads), as `/me`'s reveal counts do.
    */
-  const sharedForAccounts = SharedReads.makeOutsideTransactions(sql, scope, forAccounts)
+  const sharedForAccounts = SharedReads.makeOutsideTransactions(sql, scope, forAccounts, sharedReads)
 
   const forAccount = (accountId: string, endedSince: Time.Instant, now: Time.Instant) =>
     sharedForAccounts("forAccount", { accountId, endedSince, now })

@@ -1,7 +1,7 @@
 import { Errors, type Ids, type Keyset, KeyStore, type Time } from "@dropshelf/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { AuthCache } from "./AuthCache.ts"
+import { KeyLookups } from "./KeyLookups.ts"
 import { toAccount } from "./SqlAccountStore.ts"
 import { instant, instantOrNull, int, toDate } from "./Rows.ts"
 
@@ -39,7 +39,7 @@ class NoLiveKey {
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const cache = yield* AuthCache
+  const cache = yield* KeyLookups
   const columns = sql.literal(KEY_COLUMNS)
 
   /** Keys of the account live at `at`, other than `except`; the caller holds the account row's lock. */
@@ -65,6 +65,9 @@ export const make = Effect.gen(function*() {
       if ((yield* countLive(request.accountId, request.at)) >= request.liveLimit) return yield* Effect.fail(new LimitReached())
       return yield* insert(request.accountId, request, request.at)
     })).pipe(
+      // A digest asked before its key existed was remembered as unknown. Another process's new
+      // key is not announced: no one can have asked for a random secret before it was made.
+      Effect.ensuring(Effect.sync(() => cache.invalidate())),
       Effect.catchIf(
         (error): error is LimitReached => error instanceof LimitReached,
         () => Effect.fail(new Errors.KeyLimitReached({ limit: request.liveLimit }))
@@ -116,28 +119,17 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /**
-   * A live key's look-up is reused from AuthCache while fresh. Unknown and revoked digests are
-   * never remembered here, so both cost the same statement (the core remembers them instead).
-   */
+  /** Every answer, a key or none, is reused from KeyLookups while fresh. */
   const findByDigest = (digest: string) =>
     Effect.suspend(() => {
       const cached = cache.get(digest)
-      if (cached !== undefined) return Effect.succeed(cached)
+      if (cached !== undefined) return Effect.succeed(cached.found)
       const generation = cache.generation()
       return Effect.map(lookUp(digest), (found) => {
-        if (found !== undefined && found.key.revokedAt === null) cache.set(digest, found, generation)
+        cache.set(digest, found, generation)
         return found
       })
     })
-
-  const anyLiveWithPrefix = (start: string) =>
-    sql<{ live: unknown }>`SELECT EXISTS (
-        SELECT 1 FROM api_keys WHERE revoked_at IS NULL AND starts_with(prefix, ${start})
-      ) AS live`.pipe(
-      Effect.map((rows) => rows[0]!.live === true),
-      Effect.orDie
-    )
 
   const touch = (id: Ids.KeyId, at: Time.Instant) =>
     sql`UPDATE api_keys SET last_used_at = ${toDate(at)} WHERE id = ${id}`.pipe(
@@ -177,7 +169,7 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return KeyStore.KeyStore.of({ create, findByDigest, anyLiveWithPrefix, touch, revoke, findByPrefix, forAccount, rotate })
+  return KeyStore.KeyStore.of({ create, findByDigest, touch, revoke, findByPrefix, forAccount, rotate })
 })
 
 export const layer = Layer.effect(KeyStore.KeyStore, make)

@@ -10,6 +10,7 @@ import * as PageReads from "./PageReads.ts"
 import { opaqueIds, toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
 import * as SinceFeed from "./SinceFeed.ts"
+import { StoreCaches } from "./StoreCaches.ts"
 
 /*
  * Listings on Postgres, composed of: PageStatement (a page request as SQL), ListingRows (columns
@@ -28,10 +29,11 @@ export interface Options {
 export const makeWith = (options: Options) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const scope = yield* Scope.Scope
-  const cache = ListingCache.make(options.cacheCapacity)
+  const caches = yield* StoreCaches
+  const cache = ListingCache.make(caches.listingRecords ? options.cacheCapacity : 0)
   const statement = PageStatement.make(sql)
-  const reads = PageReads.make(sql, scope, cache, statement)
-  const since = SinceFeed.make(sql, scope, options.syncLagSeconds, statement, reads)
+  const reads = PageReads.make(sql, scope, cache, statement, caches.sharedReads)
+  const since = SinceFeed.make(sql, scope, options.syncLagSeconds, statement, reads, caches)
   const writes = ListingWrites.make(sql)
   // On server PostgreSQL imports go through COPY (CopyLoader); PGlite keeps the one-statement upsert.
   const copy = yield* Effect.serviceOption(CopyLoader.CopyLoader)
@@ -45,7 +47,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
 
   /** Look-ups of one id share statements as pages do: a busy listing, a cursor many follow. */
   const sharedFinds = SharedReads.make(scope, (batch: ReadonlyArray<Ids.ListingId>) =>
-    Effect.map(findOne(batch[0]!), (found) => batch.map(() => found)))
+    Effect.map(findOne(batch[0]!), (found) => batch.map(() => found)), caches.sharedReads)
 
   const find = (id: Ids.ListingId) => SharedReads.unlessInTransaction(sql, sharedFinds.read(id, id), findOne(id))
 
@@ -90,7 +92,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
    * processes far more than another id in it, so spreading reads over several concurrent
    * statements only made more of them (docs/decisions/0509-read-paths.md).
    */
-  const sharedReaderFinds = SharedReads.makeOutsideTransactions(sql, scope, readBatch)
+  const sharedReaderFinds = SharedReads.makeOutsideTransactions(sql, scope, readBatch, caches.sharedReads)
 
   const findForReader = (id: Ids.ListingId, reader: ListingStore.PageReader): Effect.Effect<ListingStore.ReaderFind | undefined> =>
     sharedReaderFinds("single reads", { id, reader }).pipe(Effect.map(({ answers, listings }) => {
@@ -157,7 +159,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
 
   /** A filtered page asks it of the codes its rows do not carry; concurrent checks of the same codes share a statement, as page reads do. */
   const sharedCodeChecks = SharedReads.make(scope, (batch: ReadonlyArray<readonly [ListingStore.CodeField, ReadonlyArray<string>]>) =>
-    Effect.map(unknownCodesNow(batch[0]![0], batch[0]![1]), (unknown) => batch.map(() => unknown)))
+    Effect.map(unknownCodesNow(batch[0]![0], batch[0]![1]), (unknown) => batch.map(() => unknown)), caches.sharedReads)
   const unknownCodes = (field: ListingStore.CodeField, codes: ReadonlyArray<string>) =>
     codes.length === 0
       ? Effect.succeed<ReadonlyArray<string>>([])

@@ -3,6 +3,7 @@ import { Effect, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { instant, int, toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
+import { StoreCaches } from "./StoreCaches.ts"
 
 /*
  * The reveal ledger: one row per (account, listing), so a repeat finds the original and pays
@@ -29,6 +30,7 @@ class AllowanceSpent {
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const scope = yield* Scope.Scope
+  const { sharedReads } = yield* StoreCaches
 
   const find = (accountId: string, listingId: string) =>
     sql<Row>`SELECT account_id, listing_id, revealed_at, charged FROM reveals
@@ -105,7 +107,7 @@ export const make = Effect.gen(function*() {
         return batch.map(([accountId, month]) => used.get(`${accountId}\u0000${month}`) ?? 0)
       }),
       Effect.orDie
-    ))
+    ), sharedReads)
 
   const usedIn = (accountId: string, month: string) =>
     SharedReads.unlessInTransaction(sql, sharedUsage.read("usage", [accountId, month]), usedInOne(accountId, month))

@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import * as MatchRound from "./MatchRound.ts"
 import { instant, instantOrNull, int, textOrNull, toDate, toDateOrNull } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
+import { StoreCaches } from "./StoreCaches.ts"
 import * as WatchDeliveries from "./WatchDeliveries.ts"
 import { type Row, toJob, toMatch, toWatch, WATCH_COLUMNS, type WatchRecord } from "./WatchRows.ts"
 
@@ -23,6 +24,7 @@ const ACCOUNT_WATCH_LOCK = 0x77_61_74_63 // "watc"
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const scope = yield* Scope.Scope
+  const { sharedReads } = yield* StoreCaches
   const watchColumns = sql.literal(WATCH_COLUMNS)
 
   const writeColumns = (watch: WatchRecord) => ({
@@ -118,7 +120,7 @@ export const make = Effect.gen(function*() {
     )
 
   // Every `/watches` asks its account's watches: concurrent asks, of any accounts, share one statement.
-  const sharedForAccounts = SharedReads.makeOutsideTransactions(sql, scope, forAccounts)
+  const sharedForAccounts = SharedReads.makeOutsideTransactions(sql, scope, forAccounts, sharedReads)
 
   return WatchStore.WatchStore.of({
     create,

@@ -2,9 +2,9 @@ import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, Reve
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue } from "effect"
 import { SqlClient } from "effect/sql"
-import * as AuthCache from "./AuthCache.ts"
 import * as CopyLoader from "./CopyLoader.ts"
 import * as DataDirLock from "./DataDirLock.ts"
+import { CHANNEL, KeyLookups } from "./KeyLookups.ts"
 import { type EmbeddedDump, layerPgliteClient, type PgliteSettings } from "./EmbeddedDatabase.ts"
 import * as Migrations from "./Migrations.ts"
 import * as PoolMetrics from "./PoolMetrics.ts"
@@ -52,7 +52,7 @@ export const DEFAULT_DATA_DIR = DataDirLock.DEFAULT_DATA_DIR
  * Every storage port over whatever SqlClient is in context (migrations are not run here), with the
  * key look-up cache they share.
  */
-export const layerStores: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlClient.SqlClient> = Layer.mergeAll(
+export const layerStores: Layer.Layer<Stores | KeyLookups, never, SqlClient.SqlClient> = Layer.mergeAll(
   SqlListingStore.layer,
   SqlRevealStore.layer,
   SqlHoldStore.layer,
@@ -60,20 +60,20 @@ export const layerStores: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlCl
   SqlKeyStore.layer,
   SqlIdempotencyStore.layer,
   SqlWatchStore.layer
-).pipe(Layer.provideMerge(AuthCache.AuthCache.layer))
+).pipe(Layer.provideMerge(KeyLookups.layer))
 
 /**
  * Drops the cached key look-ups whenever the database announces a revoked key or a changed
  * plan (a trigger of migration 0002 notifies `dropshelf_auth`), so an operator's change made
  * from another process takes effect on this server at once. While the listening connection is
- * down, a look-up lives out its TTL (AuthCache.TTL_MS); the cache is cleared again on reconnecting.
+ * down, a look-up lives out its TTL (KeyLookups.TTL_MS); the cache is cleared again on reconnecting.
  */
-export const layerAuthListener: Layer.Layer<never, never, PgClient.PgClient | AuthCache.AuthCache> = Layer.effectDiscard(
+export const layerAuthListener: Layer.Layer<never, never, PgClient.PgClient | KeyLookups> = Layer.effectDiscard(
   Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
-    const cache = yield* AuthCache.AuthCache
+    const cache = yield* KeyLookups
     const session = Effect.gen(function*() {
-      const notifications = yield* pg.listen(AuthCache.CHANNEL)
+      const notifications = yield* pg.listen(CHANNEL)
       cache.invalidate()
       while (true) {
         yield* Queue.take(notifications)
@@ -123,7 +123,7 @@ export const layerPglite = (
  * bulk snapshot is read into a file before the first chunk is handed on, so a slow client
  * never holds the connection (SpooledSnapshot.ts).
  */
-export const layerStoresEmbedded: Layer.Layer<Stores | AuthCache.AuthCache, never, SqlClient.SqlClient> = Layer.effectContext(
+export const layerStoresEmbedded: Layer.Layer<Stores | KeyLookups, never, SqlClient.SqlClient> = Layer.effectContext(
   Effect.map(Layer.build(layerStores), (context) =>
     Context.add(context, ListingStore.ListingStore, SpooledSnapshot.spooled(Context.get(context, ListingStore.ListingStore))))
 )

@@ -4,7 +4,8 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { Digest, Mac, SecureRandom } from "effect/crypto"
 import { SqlClient, Statement } from "effect/sql"
-import * as AuthCache from "../src/AuthCache.ts"
+import * as KeyLookups from "../src/KeyLookups.ts"
+import * as StoreCaches from "../src/StoreCaches.ts"
 import { StoreSql } from "../src/index.ts"
 import { closePglite, describeOnServer, pgliteStores, serverStores } from "./support.ts"
 
@@ -79,6 +80,40 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       assert.deepStrictEqual(afterDelist.rows.map((row) => row.id), ["CACHE002"])
       assert.strictEqual((yield* listings.find("CACHE001" as never))!.status, "sold")
     })))
+
+  it.live("with every cache switched off (StoreCaches) the stores answer the same, each read a statement of its own", () =>
+    Effect.gen(function*() {
+      const listings = yield* ListingStore.ListingStore
+      const accounts = yield* AccountStore.AccountStore
+      const keys = yield* KeyStore.KeyStore
+      const account = yield* accounts.create({ name: "Uncached", plan: "free", at: T0 })
+      yield* keys.create({ accountId: account.id, name: "k", prefix: "dsk_uncache01", digest: "uncached-digest", liveLimit: 2, at: T0 })
+      yield* listings.upsert(["NOCACHE1", "NOCACHE2"].map((id) => Fixtures.listingInput(id)))
+      let statements = 0
+      const counting: Statement.Transformer = (self) => Effect.sync(() => (statements++, self))
+      const counted = <A>(read: Effect.Effect<A>) => {
+        statements = 0
+        return Effect.map(read.pipe(Effect.provideService(Statement.CurrentTransformer, counting)), (answer) => ({ answer, statements }))
+      }
+      const lookUps = [yield* counted(keys.findByDigest("uncached-digest")), yield* counted(keys.findByDigest("uncached-digest"))]
+      assert.deepStrictEqual(lookUps.map((lookUp) => [lookUp.answer?.key.prefix, lookUp.statements]), [["dsk_uncache01", 1], ["dsk_uncache01", 1]])
+      const now = Date.now()
+      const first = yield* listings.page(pageRequest(now))
+      const again = yield* listings.page(pageRequest(now))
+      assert.deepStrictEqual(again.rows.map((row) => row.id), ["NOCACHE1", "NOCACHE2"])
+      // No record kept: the same row is decoded into a new object.
+      assert.notStrictEqual(again.rows[0], first.rows[0])
+      assert.deepStrictEqual(again.rows[0], first.rows[0])
+      // No statement shared: eight concurrent reads of one page run eight page statements.
+      const concurrent = yield* counted(Effect.all(Array.from({ length: 8 }, () => listings.page(pageRequest(now))), { concurrency: "unbounded" }))
+      assert.isAtLeast(concurrent.statements, 8)
+    }).pipe(Effect.provide(layer().pipe(Layer.provide(Layer.succeed(StoreCaches.StoreCaches, {
+      keyLookups: false,
+      listingRecords: false,
+      sharedReads: false,
+      syncedAt: false,
+      sinceReadAhead: false
+    }))))))
 
   it.live("a page answers for its reader in the same statement: running holds and the reader's reveals", () =>
     run(Effect.gen(function*() {
@@ -333,7 +368,7 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       assert.strictEqual((yield* keys.findByDigest("cache-digest"))!.key.revokedAt, T0 + 1)
     })))
 
-  it.live("the store reuses only a live key's look-up: an unknown and a revoked digest each cost a statement every time", () =>
+  it.live("the store reuses every look-up, a key or none, until a key is created: then a digest asked before is read again", () =>
     run(Effect.gen(function*() {
       const accounts = yield* AccountStore.AccountStore
       const keys = yield* KeyStore.KeyStore
@@ -352,7 +387,9 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
           costs[digest]!.push(statements)
         }
       }
-      assert.deepStrictEqual(costs, { "live-digest": [1, 0, 0], "revoked-digest": [1, 1, 1], "unknown-digest": [1, 1, 1] })
+      assert.deepStrictEqual(costs, { "live-digest": [1, 0, 0], "revoked-digest": [1, 0, 0], "unknown-digest": [1, 0, 0] })
+      yield* keys.create({ accountId: account.id, name: "k", prefix: "dsk_reuse003", digest: "unknown-digest", liveLimit: 2, at: T0 })
+      assert.strictEqual((yield* keys.findByDigest("unknown-digest"))?.key.prefix, "dsk_reuse003")
     })))
 
   it.live("an unknown key and a revoked key cost the same statements: one the first time, none after", () =>
@@ -392,20 +429,23 @@ describe("sql (pglite) caches", () => {
   caches(() => pgliteStores)
 })
 
-describe("AuthCache", () => {
+describe("KeyLookups", () => {
   const found = (plan: "free" | "pro") => ({
     key: { id: "k1", accountId: "a1", name: "k", prefix: "p", digest: "d", createdAt: 0, lastUsedAt: null, revokedAt: null },
     account: { id: "a1", name: "a", plan, createdAt: 0 }
-  }) as unknown as AuthCache.Found
+  }) as unknown as KeyLookups.Found
 
   it("forgets a look-up after its TTL, and never stores one read before an invalidation", () => {
     let clock = 0
-    const cache = AuthCache.make(() => clock)
+    const cache = KeyLookups.make(() => clock)
     cache.set("d", found("free"), cache.generation())
-    clock = AuthCache.TTL_MS - 1
-    assert.strictEqual(cache.get("d")?.account.plan, "free")
-    clock = AuthCache.TTL_MS
+    cache.set("unknown", undefined, cache.generation())
+    clock = KeyLookups.TTL_MS - 1
+    assert.strictEqual(cache.get("d")?.found?.account.plan, "free")
+    assert.deepStrictEqual(cache.get("unknown"), { found: undefined })
+    clock = KeyLookups.TTL_MS
     assert.isUndefined(cache.get("d"))
+    assert.isUndefined(cache.get("unknown"))
 
     const readBefore = cache.generation()
     cache.invalidate()

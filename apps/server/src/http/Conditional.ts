@@ -35,9 +35,6 @@ const READS: ReadonlyMap<HttpApiEndpoint.Top, ConditionalRead> = new Map<HttpApi
 /** The endpoint as a conditional read, when it is one. */
 export const conditionalReadOf = (endpoint: HttpApiEndpoint.Top): ConditionalRead | undefined => READS.get(endpoint)
 
-/** Tags of list pages, by the bytes rendered: a page served again is not hashed again (ListingJson.pageJsonBytes). */
-const pageTags = new WeakMap<Uint8Array, string>()
-
 const digestOf = (bytes: Uint8Array) => hash("sha256", bytes, "base64url")
 
 /**
@@ -46,15 +43,8 @@ const digestOf = (bytes: Uint8Array) => hash("sha256", bytes, "base64url")
  * stay the same. A copy whose watermark is older is the same page for its reader (an older
  * `since` only overlaps more), which is what a weak tag says.
  */
-export const entityTag = (read: ConditionalRead, bytes: Uint8Array): string => {
-  if (!read.weak) return `"${digestOf(bytes)}"`
-  let tag = pageTags.get(bytes)
-  if (tag === undefined) {
-    tag = `W/"${digestOf(ListingJson.withoutWatermark(bytes))}"`
-    pageTags.set(bytes, tag)
-  }
-  return tag
-}
+export const entityTag = (read: ConditionalRead, bytes: Uint8Array): string =>
+  read.weak ? `W/"${digestOf(ListingJson.withoutWatermark(bytes))}"` : `"${digestOf(bytes)}"`
 
 /** The tag of a successful read's response, set on it; other responses are left as they are. */
 export const tagged = (

@@ -8,6 +8,7 @@ import { API_PREFIX, API_VERSION, CurrentCaller, DropshelfApi, type ServiceIndex
 import { ApiKeyAuthLive } from "./ApiKeyAuth.ts"
 import { refuseAs } from "./ErrorMapping.ts"
 import * as Health from "./Health.ts"
+import { ListingRendering } from "./ListingRendering.ts"
 import { snapshotBytes } from "./SnapshotBody.ts"
 import { closeAtDeadlines, SnapshotDeadlines, streamedResponseOf } from "./SnapshotDeadlines.ts"
 import { WatchesHandlers } from "./WatchesHandlers.ts"
@@ -97,6 +98,7 @@ const DomainsHandlers = HttpApiBuilder.group(
     const directory = yield* Directory.Directory
     const limiter = yield* RateLimiter.RateLimiter
     const snapshotDeadlines = yield* SnapshotDeadlines
+    const { members } = yield* ListingRendering
     const runFork = Effect.runForkWith(yield* Effect.context<never>())
 
     /**
@@ -119,10 +121,11 @@ const DomainsHandlers = HttpApiBuilder.group(
     return handlers.handleAll({
       list: ({ query, request }) =>
         withCaller(({ caller }) => {
-          const options = ListingJson.renderOptionsOf(query)
+          // A since run shows each listing once: nothing of it is worth keeping.
+          const membersOf = query.since === undefined ? members : ListingJson.members
           return directory.list(caller, query).pipe(
             Effect.map((page) => {
-              const response = renderedJson(ListingJson.pageJsonBytes(page, options))
+              const response = renderedJson(ListingJson.pageJsonBytes(page, membersOf))
               return page.nextCursor === null ? response : HttpServerResponse.setHeader(response, "link", nextLink(request.url, page.nextCursor))
             }),
             refuseAs("read")
@@ -157,7 +160,7 @@ const DomainsHandlers = HttpApiBuilder.group(
       get: ({ params }) =>
         withCaller(({ caller }) =>
           directory.get(caller, params.id).pipe(
-            Effect.map((row) => renderedJson(ListingJson.utf8Of([ListingJson.rowJson(row)]))),
+            Effect.map((row) => renderedJson(ListingJson.utf8Of([ListingJson.rowJson(row, members)]))),
             refuseAs("read")
           )),
       reveal: ({ params, request }) =>

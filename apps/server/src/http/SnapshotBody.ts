@@ -85,7 +85,7 @@ function* linesOf(rows: ReadonlyArray<Listing.ReaderRow>): Generator<string> {
   for (let start = 0; start < rows.length; start += PIECE_ROWS) {
     let text = ""
     const end = Math.min(rows.length, start + PIECE_ROWS)
-    for (let i = start; i < end; i++) text += `${ListingJson.rowJson(rows[i], { keep: false })}\n`
+    for (let i = start; i < end; i++) text += `${ListingJson.rowJson(rows[i])}\n`
     yield text
   }
 }

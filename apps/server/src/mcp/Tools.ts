@@ -109,7 +109,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
     operation: "read",
     run: (directory, caller, _rate, args) =>
       Effect.flatMap(searchArguments(args), (query) =>
-        Effect.map(directory.list(caller, query), (page) => new RenderedJson(ListingJson.pageJson(page, ListingJson.renderOptionsOf(query)))))
+        Effect.map(directory.list(caller, query), (page) => new RenderedJson(ListingJson.pageJson(page))))
   },
   {
     name: "get_listing",

@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
 import { Digest } from "effect/crypto"
-import { digestOf, formatOf, hasValidChecksum, isLiveAt, LEGACY_KEY_MARKER } from "../domain/ApiKey.ts"
+import { digestOf, formatOf, hasValidChecksum, isLiveAt } from "../domain/ApiKey.ts"
 import { Unauthorized } from "../domain/errors.ts"
 import type { AccountId } from "../domain/Ids.ts"
 import type { MeView } from "../domain/Me.ts"
@@ -27,44 +27,12 @@ export interface Caller {
 /** `last_used_at` is written at most this often per key, so reads do not turn into writes. */
 export const KEY_TOUCH_INTERVAL_MS = MINUTE
 
-/** How many digests of unknown or revoked keys are remembered; past it the oldest is forgotten. */
-export const DEAD_KEYS_REMEMBERED = 10_000
-
-/** While a key of the earlier format lives, whether one still does is asked again this often. */
-export const LEGACY_RECHECK_MS = MINUTE
-
 /** `authenticate` and `me`; `horizonDays` is the since feed's reach, which `me` reports. */
 export const make = (horizonDays: number) => Effect.gen(function*() {
   const keys = yield* KeyStore
   const reveals = yield* RevealStore
   const digestService = yield* Digest.Digest
   const digest = (secret: string) => digestOf(secret).pipe(Effect.provideService(Digest.Digest, digestService))
-
-  /*
-   * Digests looked up and found unknown or revoked. Neither can come alive (a new key is
-   * random, a revocation final), so the same dead key again costs no look-up, and unknown
-   * and revoked keys take one path: one look-up the first time, none after.
-   */
-  const dead = new Set<string>()
-  const remember = (deadDigest: string) => {
-    if (dead.size >= DEAD_KEYS_REMEMBERED) dead.delete(dead.values().next().value!)
-    dead.add(deadDigest)
-  }
-
-  /*
-   * No key of the earlier format is issued any more, so once none lives none ever will: from
-   * then on a key of that shape is refused without a look-up. Until then the answer is asked
-   * again at most once a minute, by a request that carries such a key.
-   */
-  let legacy: { readonly live: boolean; readonly checkedAt: number } | undefined
-  const legacyKeysLive = Effect.gen(function*() {
-    if (legacy !== undefined && !legacy.live) return false
-    const now = yield* Clock.currentTimeMillis
-    if (legacy === undefined || now - legacy.checkedAt >= LEGACY_RECHECK_MS) {
-      legacy = { live: yield* keys.anyLiveWithPrefix(LEGACY_KEY_MARKER), checkedAt: now }
-    }
-    return legacy.live
-  })
 
   // One answer for unknown and revoked keys: a dead key should not tell whether it ever lived.
   const notKnown = () => new Unauthorized({ message: "The API key is not known or has been revoked" })
@@ -78,16 +46,10 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
     if (format === "current" && !hasValidChecksum(secret)) {
       return yield* new Unauthorized({ message: "The API key is malformed: its checksum does not match; copy the whole key again" })
     }
-    if (format === "legacy" && !(yield* legacyKeysLive)) return yield* notKnown()
-    const keyDigest = yield* digest(secret)
-    if (dead.has(keyDigest)) return yield* notKnown()
-    const found = yield* keys.findByDigest(keyDigest)
+    const found = yield* keys.findByDigest(yield* digest(secret))
     const now = yield* Clock.currentTimeMillis
     // An expired key reads as revoked, and stays so: an expiry is only ever brought forward.
-    if (found === undefined || !isLiveAt(found.key, now)) {
-      remember(keyDigest)
-      return yield* notKnown()
-    }
+    if (found === undefined || !isLiveAt(found.key, now)) return yield* notKnown()
     const due = found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS
     if (due) yield* keys.touch(found.key.id, now)
     return {

@@ -19,10 +19,10 @@ const refused = (message: string) => new InvalidRequest({ parameter: "cursor", m
 const notIssued = () => refused("cursor accepts only a next_cursor value issued by this endpoint, unchanged")
 
 const encoder = new TextEncoder()
-const CURSORS_KEPT = 512
 const decoder = new TextDecoder()
 
-const serialize = (position: CursorPosition): string =>
+/** The text a cursor signs: one per position, so also a position's key where one is kept. */
+export const serialize = (position: CursorPosition): string =>
   position.order === "id" ? `i:${position.id}` : `l:${position.discoveredAt}:${position.id}`
 
 const deserialize = (text: string): CursorPosition | undefined => {
@@ -50,26 +50,10 @@ export class CursorCodec extends Context.Service<CursorCodec, {
       const secret = yield* CursorSecret
       const key = yield* Mac.key(Mac.hmacSha256, secret).pipe(Effect.orDie)
 
-      // A cursor is a pure function of its position, and busy pages end at the same positions
-      // again and again: the last few hundred are kept rather than signed anew. Likewise the
-      // cursors last signed or checked here, by their text: such a text is authentic, so
-      // reading it again needs no decoding and no MAC.
-      const issued = new Map<string, string>()
-      const authentic = new Map<string, CursorPosition>()
-      const remember = <K, V>(map: Map<K, V>, key: K, value: V) => {
-        if (map.size >= CURSORS_KEPT) map.delete(map.keys().next().value!)
-        map.set(key, value)
-      }
       const issue = Effect.fnUntraced(function*(position: CursorPosition) {
-        const text = serialize(position)
-        const known = issued.get(text)
-        if (known !== undefined) return known
-        const body = encoder.encode(text)
+        const body = encoder.encode(serialize(position))
         const tag = yield* mac.sign(key, body).pipe(Effect.orDie)
-        const cursor = `${Base64Url.encode(body)}.${Base64Url.encode(tag)}`
-        remember(issued, text, cursor)
-        remember(authentic, cursor, position)
-        return cursor
+        return `${Base64Url.encode(body)}.${Base64Url.encode(tag)}`
       })
 
       const inOrder = (position: CursorPosition, order: ListOrder) =>
@@ -77,12 +61,7 @@ export class CursorCodec extends Context.Service<CursorCodec, {
           `cursor belongs to the ${position.order === "latest" ? "sort=latest" : "default (ascending id)"} ordering; pass the same sort on every page`
         ))
 
-      const read = (cursor: string, order: ListOrder): Effect.Effect<CursorPosition, InvalidRequest> => {
-        const known = authentic.get(cursor)
-        return known !== undefined ? inOrder(known, order) : verify(cursor, order)
-      }
-
-      const verify = Effect.fnUntraced(function*(cursor: string, order: ListOrder) {
+      const read = Effect.fnUntraced(function*(cursor: string, order: ListOrder) {
         const [bodyText, tagText, ...rest] = cursor.split(".")
         if (bodyText === undefined || tagText === undefined || rest.length > 0) return yield* notIssued()
         const body = Base64Url.decode(bodyText)
@@ -96,7 +75,6 @@ export class CursorCodec extends Context.Service<CursorCodec, {
         if (!valid) return yield* notIssued()
         const position = deserialize(decoder.decode(body.success))
         if (position === undefined) return yield* notIssued()
-        remember(authentic, cursor, position)
         return yield* inOrder(position, order)
       })
 

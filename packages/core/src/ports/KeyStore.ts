@@ -41,8 +41,6 @@ export class KeyStore extends Context.Service<KeyStore, {
   readonly findByDigest: (
     digest: string
   ) => Effect.Effect<{ readonly key: KeyRecord; readonly account: AccountRecord } | undefined>
-  /** Whether any unrevoked key's prefix starts with `start` (taken literally, not as a pattern). */
-  readonly anyLiveWithPrefix: (start: string) => Effect.Effect<boolean>
   readonly touch: (id: KeyId, at: Instant) => Effect.Effect<void>
   readonly revoke: (prefix: string, at: Instant) => Effect.Effect<KeyRecord, KeyNotFound>
   /** The key with this display prefix and its account, whatever its state. */

@@ -1,8 +1,8 @@
 import { Clock, Effect } from "effect"
-import type { ListFilters } from "../domain/ListQuery.ts"
-import { type Candidate, filtersOf, planRound, type QueryText } from "../domain/Watch.ts"
+import { type Candidate, planRound } from "../domain/Watch.ts"
 import type { CandidateRow } from "../ports/WatchStore.ts"
 import { WatchStore } from "../ports/WatchStore.ts"
+import { WatchFilters } from "./WatchFilters.ts"
 import type { WatchSettings } from "./WatchSettings.ts"
 
 /*
@@ -13,18 +13,7 @@ import type { WatchSettings } from "./WatchSettings.ts"
 export const make = (settings: WatchSettings) => Effect.gen(function*() {
   const store = yield* WatchStore
 
-  // Decoded filters by their stored text: a round reads every watch, but decodes each query once.
-  const decoded = new Map<string, ListFilters>()
-  const filtersFor = (query: QueryText) => {
-    const key = JSON.stringify(query)
-    let filters = decoded.get(key)
-    if (filters === undefined) {
-      if (decoded.size > 50_000) decoded.clear()
-      filters = filtersOf(query)
-      decoded.set(key, filters)
-    }
-    return filters
-  }
+  const filtersFor = yield* WatchFilters
   const toCandidate = (row: CandidateRow): Candidate => ({
     watchId: row.watchId,
     accountId: row.accountId,

@@ -57,30 +57,6 @@ export const suite = (name: string, run: Run) => {
         }
       })))
 
-    it.live("whether any unrevoked key's prefix starts with a text, taken literally", () =>
-      run(Effect.gen(function*() {
-        const accounts = yield* AccountStore
-        const keys = yield* KeyStore
-        const account = yield* accounts.create({ name: "Formats", plan: "business", at: T0 })
-        const make = (prefix: string) =>
-          keys.create({ accountId: account.id, name: prefix, prefix, digest: `digest-${prefix}`, liveLimit: 10, at: T0 })
-        assert.isFalse(yield* keys.anyLiveWithPrefix("ds_live_"))
-        // `_` and `%` are LIKE wildcards: a store that matched a pattern would count these.
-        yield* make("dsXliveXabcd1234")
-        yield* make("ds%live_abcd1234")
-        yield* make("dsk_abcd1234")
-        assert.isFalse(yield* keys.anyLiveWithPrefix("ds_live_"))
-        assert.isTrue(yield* keys.anyLiveWithPrefix("dsk_"))
-        yield* make("ds_live_old00001")
-        yield* make("ds_live_old00002")
-        assert.isTrue(yield* keys.anyLiveWithPrefix("ds_live_"))
-        yield* keys.revoke("ds_live_old00001", T0 + 1)
-        assert.isTrue(yield* keys.anyLiveWithPrefix("ds_live_"))
-        yield* keys.revoke("ds_live_old00002", T0 + 2)
-        assert.isFalse(yield* keys.anyLiveWithPrefix("ds_live_"))
-        assert.isTrue(yield* keys.anyLiveWithPrefix("dsk_"))
-      })))
-
     it.live("keys that expire: the ceiling counts keys live at the time, rotation retires the old key at the latest by its grace", () =>
       run(Effect.gen(function*() {
         const accounts = yield* AccountStore
