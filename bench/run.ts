@@ -25,21 +25,23 @@
  * part): comma-separated parts to run among `import`, `idle` (RSS from the sources), `pages` (the
  * single-page mixes), `otlp` (two of them with the OpenTelemetry exporter off and on), `mixed`,
  * `deep`, `writes`, `since`, `snapshot` (bench/snapshot.ts, on a fresh server), `scale` (which
- * alone seeds BENCH_SMALL);
+ * alone seeds BENCH_SMALL), `caches` (what each cache buys, bench/caches.ts; BENCH_CACHE_PAIRS);
  * the ceiling always runs. To try the mixed workload quickly on a small directory:
  * `BENCH_ONLY=mixed BENCH_LISTINGS=20000 BENCH_DURATION=5 BENCH_WARMUP=2 npm run bench`.
  * BENCH_DATABASE names the large directory's database (default `dropshelf_bench_<BENCH_LISTINGS>`),
  * to measure a schema of its own beside a kept one. BENCH_NODE_ARGS and BENCH_BUNDLE: bench/server.ts.
  */
-import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { createWriteStream, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Plan } from "@dropshelf/core"
 import { seedLines } from "../apps/cli/src/Seed.ts"
+import { measureCaches } from "./caches.ts"
 import { psql, seconds, serverUrl } from "./postgres.ts"
 import { idsAcross, MIXED_FILTERS, MIXED_IDS, mixedWalks } from "./mixed.ts"
+import { getJson, pullSince, rssMb } from "./since.ts"
 import { pullSnapshot, type SnapshotPull, stalledSnapshot } from "./snapshot.ts"
-import { BENCH_SINCE_HORIZON_DAYS, dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startOtlpSink, startServer, stop } from "./server.ts"
+import { dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startOtlpSink, startServer, stop } from "./server.ts"
 
 const LARGE = Number(process.env.BENCH_LISTINGS ?? 1_000_000)
 const SMALL = Number(process.env.BENCH_SMALL ?? 10_000)
@@ -47,7 +49,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 6)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
-const PARTS = ["import", "idle", "pages", "otlp", "mixed", "deep", "writes", "since", "snapshot", "scale"] as const
+const PARTS = ["import", "idle", "pages", "otlp", "mixed", "deep", "writes", "since", "snapshot", "scale", "caches"] as const
 const ONLY = process.env.BENCH_ONLY?.split(",").map((part) => part.trim()).filter((part) => part.length > 0)
 const unknownParts = (ONLY ?? []).filter((part) => !(PARTS as ReadonlyArray<string>).includes(part))
 if (unknownParts.length > 0) throw new Error(`BENCH_ONLY: unknown part ${unknownParts.join(", ")}; the parts are ${PARTS.join(", ")}`)
@@ -126,53 +128,11 @@ const measureImport = async () => {
   return rate
 }
 
-const rssMb = (pid: number) => {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8")
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
-}
-
 const load = (port: number, key: string, requests: ReadonlyArray<{ method?: string; path: string }>): LoadResult =>
   loadFor(port, key, requests, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP })
 
-/** One GET; retried once when the server closed an idle keep-alive connection just as it was reused. */
-const getJson = async (port: number, key: string, path: string, retry = true): Promise<{ body: string; status: number }> => {
-  try {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${key}` } })
-    return { body: await response.text(), status: response.status }
-  } catch (error) {
-    if (!retry) throw error
-    return getJson(port, key, path, false)
-  }
-}
-
 const ms = (value: number) => `${value.toFixed(1)} ms`
 const mean = (values: ReadonlyArray<number>) => values.reduce((sum, value) => sum + value, 0) / values.length
-
-/** The whole since feed, 250 a page, one request after another, as a consumer pulls it. */
-const pullSince = async (port: number, key: string, pid: number) => {
-  let cursor: string | null = null
-  const recentCursors: Array<string> = []
-  let pulled = 0
-  let peakRss = rssMb(pid)
-  const start = process.hrtime.bigint()
-  // The oldest since the bench server accepts (its horizon, less a minute): every seeded row is younger.
-  const since = encodeURIComponent(new Date(Date.now() - BENCH_SINCE_HORIZON_DAYS * 86_400_000 + 60_000).toISOString())
-  do {
-    const path: string = `/api/v1/domains?since=${since}&limit=250${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
-    const response = await getJson(port, key, path)
-    if (response.status !== 200) throw new Error(`since pull: ${response.status} ${response.body}`)
-    const body = JSON.parse(response.body) as { data: Array<unknown>; next_cursor: string | null }
-    pulled += body.data.length
-    cursor = body.next_cursor
-    if (cursor !== null) recentCursors.push(cursor)
-    if (recentCursors.length > 4) recentCursors.shift()
-    if (pulled % 50_000 < 250) peakRss = Math.max(peakRss, rssMb(pid))
-  } while (cursor !== null)
-  const rate = pulled / seconds(start)
-  const cursorNearTheEnd = recentCursors[0]
-  if (cursorNearTheEnd === undefined) throw new Error("the since pull gave no cursor near the end")
-  return { pulled, rate, peakRss, cursorNearTheEnd }
-}
 
 const rows: Array<[string, string, string, string, string, string, string]> = []
 /** A mix whose responses were not all 2xx measured refusals, not the service: it says so. */
@@ -321,6 +281,11 @@ const main = async () => {
     await stop(fresh)
   }
 
+  // What each cache buys: servers with one switched off against servers with all on (bench/caches.ts).
+  const cacheLines = runs("caches")
+    ? await measureCaches(large.name, port, key, { connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION })
+    : undefined
+
   // 1 M against 10 k listings: two fresh servers that serve page 1 only, so neither carries the
   // other's history, measured in turn, twice each, so neither gets the machine of a different
   // moment (this machine's speed moved by a third between runs, and within one).
@@ -368,6 +333,10 @@ const main = async () => {
   if (scale !== undefined) {
     const { largeP50, smallP50 } = scale
     console.log(`${LARGE} vs ${SMALL} listings, page 1 p50: ${(largeP50 / Math.max(smallP50, 0.001)).toFixed(2)} (${ms(largeP50)} vs ${ms(smallP50)}, each the mean of two runs in turn on a fresh server of its own)`)
+  }
+  if (cacheLines !== undefined) {
+    console.log("")
+    for (const line of cacheLines) console.log(line)
   }
   if (importRate !== undefined) console.log(`import: ${importRate.toFixed(0)} rows/s (${IMPORT_ROWS} rows, dropshelf import)`)
   if (large.seedRate !== undefined) console.log(`seed: ${large.seedRate.toFixed(0)} rows/s`)
