@@ -71,6 +71,28 @@ export const operatorSuite = (
     expectOneLineFailure(await run(["accounts", "create", "--plan", "free"], on()), 2, /--name/)
   })
 
+  it("accounts: an owner email at creation or later, unique case aside, refusals as one line", async () => {
+    const owned = await runJson(["accounts", "create", "--name", "owned", "--plan", "free", "--email", "Owner@Example.com"], on())
+    expect(owned).toEqual({ id: expect.any(String), plan: "free", email: "Owner@Example.com" })
+    const other = await runJson(["accounts", "create", "--name", "other", "--plan", "pro"], on())
+    expect(await runJson(["accounts", "set-email", other.id, " other@example.com "], on())).toEqual({ id: other.id, email: "other@example.com" })
+    expect((await runJson(["accounts", "show", other.id], on())).email).toBe("other@example.com")
+
+    expectOneLineFailure(
+      await run(["accounts", "set-email", other.id, "owner@EXAMPLE.com", "--json"], on()),
+      1,
+      /^dropshelf: another account already has the email "owner@EXAMPLE.com"$/
+    )
+    expectOneLineFailure(
+      await run(["accounts", "create", "--name", "copy", "--plan", "free", "--email", "OWNER@example.com", "--json"], on()),
+      1,
+      /^dropshelf: another account already has the email "OWNER@example.com"$/
+    )
+    expectOneLineFailure(await run(["accounts", "set-email", other.id, "not-an-address", "--json"], on()), 2, /^dropshelf: email must be an email address/)
+    expectOneLineFailure(await run(["accounts", "set-email", "acct_nope", "x@example.com", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
+    expect((await run(["accounts", "set-email", "--help"])).stdout).toMatch(/unique among accounts/)
+  })
+
   it("watches list: an account's watches, none at first; an unknown account refused as one line", async () => {
     const account = await runJson(["accounts", "create", "--name", "watcher", "--plan", "pro"], on())
     // The document REST answers for GET /api/v1/watches.

@@ -439,6 +439,15 @@ const watchEventVersions = statements(
   `CREATE INDEX watch_delivery_attempts_by_time ON watch_delivery_attempts (attempted_at)`
 )
 
+/*
+ * 0016: an account's owner signs in to the account area by this address. Two addresses that
+ * differ in case are one owner's (core Email.key), so the unique index is on lower(email).
+ */
+const accountEmail = statements(
+  `ALTER TABLE accounts ADD COLUMN email text`,
+  `CREATE UNIQUE INDEX accounts_email ON accounts (lower(email)) WHERE email IS NOT NULL`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -453,7 +462,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_running_holds": runningHolds,
   "0013_tld_latest": tldLatest,
   "0014_running_holds_by_end": runningHoldsByEnd,
-  "0015_watch_event_versions": watchEventVersions
+  "0015_watch_event_versions": watchEventVersions,
+  "0016_account_email": accountEmail
 }
 
 const run = Migrator.make({})

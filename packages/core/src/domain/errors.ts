@@ -98,6 +98,11 @@ export class AccountNotFound extends Schema.TaggedError<AccountNotFound>()("Acco
   accountId: Schema.String
 }) {}
 
+/** Another account already has this owner email (case aside). */
+export class EmailTaken extends Schema.TaggedError<EmailTaken>()("EmailTaken", {
+  email: Schema.String
+}) {}
+
 export class KeyNotFound extends Schema.TaggedError<KeyNotFound>()("KeyNotFound", {
   prefix: Schema.String
 }) {}
