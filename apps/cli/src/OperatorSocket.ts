@@ -10,6 +10,7 @@ import {
   Operators,
   Plan,
   type RevealLedger,
+  type Sessions,
   type WatchView
 } from "@dropshelf/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
@@ -80,6 +81,7 @@ export class OperatorRpcs extends RpcGroup.make(
     error: Schema.Union([Errors.EmailTaken, Errors.InvalidRequest])
   }),
   Rpc.make("SetPlan", { payload: { accountId: Schema.String, plan: Plan.StoredPlan }, success: Record, error: Errors.AccountNotFound }),
+  Rpc.make("IssueSignInLink", { payload: { accountId: Schema.String }, success: Record, error: Errors.AccountNotFound }),
   Rpc.make("SetEmail", {
     payload: { accountId: Schema.String, email: Schema.NullOr(Schema.String) },
     success: Record,
@@ -194,6 +196,7 @@ export const layerServer = (
       CreateAccount: ({ email, name, plan }) => operators.createAccount(name, plan, email),
       SetPlan: ({ accountId, plan }) => operators.setPlan(accountId, plan),
       SetEmail: ({ accountId, email }) => operators.setEmail(accountId, email),
+      IssueSignInLink: ({ accountId }) => operators.issueSignInLink(accountId),
       CreateKey: ({ accountId, lifetimeMs, name }) => operators.createKey(accountId, name, lifetimeMs),
       RevokeKey: ({ prefix }) => operators.revokeKey(prefix),
       UpsertListings: ({ batch }) => operators.upsertListings(batch as ReadonlyArray<ListingStore.ListingInput>),
@@ -284,6 +287,11 @@ export const layerClient = (path: string, holder: string): Layer.Layer<Operators
         setEmail: (accountId, email) =>
           client.SetEmail({ accountId, email }).pipe(
             Effect.map((record) => record as AccountStore.AccountRecord),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        issueSignInLink: (accountId) =>
+          client.IssueSignInLink({ accountId }).pipe(
+            Effect.map((link) => link as Sessions.SignInLink),
             Effect.catchTag("RpcClientError", onLost)
           ),
         createKey: (accountId, name, lifetimeMs) =>

@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
 import { digestOf, generateSecret, prefixOf } from "./domain/ApiKey.ts"
+import { makeIssueSignInLink, type SignInLink } from "./accounts/Sessions.ts"
 import * as Email from "./domain/Email.ts"
 import {
   AccountNotFound,
@@ -74,6 +75,8 @@ export class Operators extends Context.Service<Operators, {
     accountId: string,
     email: string | null
   ) => Effect.Effect<AccountRecord, AccountNotFound | EmailTaken | InvalidRequest>
+  /** A one-time sign-in link's token for the account area, void after Session.LINK_LIFETIME_MS. */
+  readonly issueSignInLink: (accountId: string) => Effect.Effect<SignInLink, AccountNotFound>
   /**
    * A new key; the secret is in the result and nowhere else. The plan's live-key ceiling applies.
    * With `lifetimeMs` the key expires that long after now, and then reads as revoked.
@@ -127,6 +130,7 @@ export class Operators extends Context.Service<Operators, {
       const digest = yield* Digest.Digest
       const random = yield* SecureRandom.SecureRandom
       const watches = yield* WatchStore
+      const issueSignInLink = yield* makeIssueSignInLink
 
       const createAccount = Effect.fn("Operators.createAccount")(function*(name: string, plan: StoredPlan, email?: string) {
         const address = email === undefined ? null : yield* Effect.fromResult(Email.decode("email", email))
@@ -258,6 +262,7 @@ export class Operators extends Context.Service<Operators, {
         createAccount,
         setPlan: accounts.setPlan,
         setEmail,
+        issueSignInLink,
         createKey,
         revokeKey,
         rotateKey,
