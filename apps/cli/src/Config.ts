@@ -17,6 +17,11 @@ export interface DropshelfConfig {
   readonly redisUrl: string | undefined
   /** `count-only` (DROPSHELF_RATE_LIMIT, benchmarks only): count every request, refuse none. */
   readonly rateLimitMode: "enforce" | "count-only"
+  /**
+   * The origin people reach the account area at (DROPSHELF_PUBLIC_URL), which sign-in links
+   * name; unset: `http://HOST:PORT`, a wildcard host read as 127.0.0.1.
+   */
+  readonly publicUrl: string | undefined
   /** The PostgreSQL pool (DROPSHELF_DB_POOL_SIZE, DROPSHELF_DB_PIPELINE); unused on the embedded database. */
   readonly pool: {
     readonly maxConnections: number
@@ -50,12 +55,29 @@ const postgresUrl = (value: string | undefined): Effect.Effect<string | undefine
   return Effect.succeed(value)
 }
 
+/** DROPSHELF_PUBLIC_URL: an http(s) origin, kept without a trailing slash; a path or query is refused. */
+const publicUrl = (value: string | undefined): Effect.Effect<string | undefined, Config.ConfigError> => {
+  if (value === undefined) return Effect.succeed(undefined)
+  const refuse = (why: string) =>
+    Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `DROPSHELF_PUBLIC_URL ${why}: expected an origin such as https://dropshelf.example.com` })))
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return refuse("is not a URL")
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return refuse(`has the scheme ${url.protocol.replace(/:$/, "")}`)
+  if (url.pathname !== "/" || url.search !== "" || url.hash !== "" || url.username !== "") return refuse("is more than an origin")
+  return Effect.succeed(url.origin)
+}
+
 export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   databaseUrl: optionalString("DATABASE_URL").pipe(Config.mapEffect(postgresUrl)),
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL"),
+  publicUrl: optionalString("DROPSHELF_PUBLIC_URL").pipe(Config.mapEffect(publicUrl)),
   rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
   pool: Config.all({
     // One of them listens for key and plan changes, so at least two.
@@ -63,6 +85,16 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
     statementsPerConnection: wholeNumberBetween("DROPSHELF_DB_PIPELINE", 1, 256, STATEMENTS_PER_CONNECTION)
   })
 })
+
+/** The origin of the account area's links: DROPSHELF_PUBLIC_URL, or this server's own address. */
+export const publicOrigin = (config: DropshelfConfig): string => {
+  if (config.publicUrl !== undefined) return config.publicUrl
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host
+  return `http://${host.includes(":") ? `[${host}]` : host}:${config.port}`
+}
+
+/** A sign-in link's URL: the account area's page that spends it (on a POST). */
+export const signInUrl = (config: DropshelfConfig, token: string): string => `${publicOrigin(config)}/signin?token=${token}`
 
 /** Where the configured storage lives, for messages. */
 export const describeStorage = (config: DropshelfConfig): string =>

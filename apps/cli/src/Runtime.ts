@@ -15,7 +15,7 @@ import type { DropshelfConfig } from "./Config.ts"
  */
 
 export type { DropshelfConfig } from "./Config.ts"
-export { describeStorage } from "./Config.ts"
+export { describeStorage, signInUrl } from "./Config.ts"
 
 /**
  * The SqlClient and the six storage ports, on PostgreSQL when `DATABASE_URL` is set, else

@@ -93,6 +93,29 @@ export const operatorSuite = (
     expect((await run(["accounts", "set-email", "--help"])).stdout).toMatch(/unique among accounts/)
   })
 
+  it("accounts sign-in-link: a one-time link at DROPSHELF_PUBLIC_URL or this server's address, refusals as one line", async () => {
+    const account = await runJson(["accounts", "create", "--name", "person", "--plan", "pro"], on())
+    const before = Date.now()
+    const link = await runJson(["accounts", "sign-in-link", account.id], on())
+    expect(Object.keys(link).sort()).toEqual(["expires_at", "url"])
+    expect(link.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/signin\?token=dsl_[A-Za-z0-9_-]{43}$/)
+    const lifetime = Date.parse(link.expires_at) - before
+    expect(lifetime).toBeGreaterThan(14 * 60_000)
+    expect(lifetime).toBeLessThanOrEqual(15 * 60_000 + 60_000)
+    const again = await runJson(["accounts", "sign-in-link", account.id], on())
+    expect(again.url).not.toBe(link.url)
+
+    const published = { ...on(), env: { ...on().env, DROPSHELF_PUBLIC_URL: "https://shelf.example.com/" } }
+    expect((await runJson(["accounts", "sign-in-link", account.id], published)).url).toMatch(/^https:\/\/shelf\.example\.com\/signin\?token=dsl_/)
+    const text = await run(["accounts", "sign-in-link", account.id], published)
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/usable once until .*\nhttps:\/\/shelf\.example\.com\/signin\?token=dsl_/)
+
+    expectOneLineFailure(await run(["accounts", "sign-in-link", "acct_nope", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
+    const badOrigin = { ...on(), env: { ...on().env, DROPSHELF_PUBLIC_URL: "https://shelf.example.com/app" } }
+    expectOneLineFailure(await run(["accounts", "sign-in-link", account.id, "--json"], badOrigin), 2, /DROPSHELF_PUBLIC_URL is more than an origin/)
+  })
+
   it("watches list: an account's watches, none at first; an unknown account refused as one line", async () => {
     const account = await runJson(["accounts", "create", "--name", "watcher", "--plan", "pro"], on())
     // The document REST answers for GET /api/v1/watches.

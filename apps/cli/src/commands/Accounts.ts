@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { DropshelfConfig, signInUrl } from "../Config.ts"
 import { emit } from "../Output.ts"
 import { after, json, limit, operatorsTag, pageRequest, PLAN_NAMES, STORED_PLANS, views, withStorage } from "./Shared.ts"
 
@@ -47,6 +48,25 @@ const accountsSetPlan = Command.make("set-plan", {
       `Account ${account.id} is now on plan ${account.plan}${account.plan === "lapsed" ? " (reads as free)" : ""}.`)
   }))).pipe(Command.withDescription("Change an account's plan; lapsed reads as free"))
 
+const accountsSignInLink = Command.make("sign-in-link", {
+  json,
+  accountId: Argument.String("account-id")
+}, ({ accountId, json }) =>
+  Effect.gen(function*() {
+    const config = yield* DropshelfConfig
+    return yield* withStorage(Effect.gen(function*() {
+      const operators = yield* operatorsTag
+      const link = yield* operators.issueSignInLink(accountId)
+      const url = signInUrl(config, link.token)
+      const expiresAt = new Date(link.expiresAt).toISOString()
+      yield* emit(json, { url, expires_at: expiresAt }, () =>
+        `Sign-in link for account ${accountId}, usable once until ${expiresAt}:\n${url}`)
+    }))
+  })).pipe(Command.withDescription(
+    "Print a one-time link that signs a person in to the account's area (usable once, for 15 minutes); " +
+      "its origin is DROPSHELF_PUBLIC_URL, or http://HOST:PORT"
+  ))
+
 const accountsList = Command.make("list", { json, limit, after }, ({ after, json, limit }) =>
   Effect.gen(function*() {
     const page = yield* pageRequest(limit, after)
@@ -89,5 +109,5 @@ const accountsShow = Command.make("show", { json, accountId: Argument.String("ac
 
 export const accounts = Command.make("accounts").pipe(
   Command.withDescription("Manage accounts"),
-  Command.withSubcommands([accountsCreate, accountsSetPlan, accountsSetEmail, accountsList, accountsShow])
+  Command.withSubcommands([accountsCreate, accountsSetPlan, accountsSetEmail, accountsSignInLink, accountsList, accountsShow])
 )
