@@ -1,4 +1,5 @@
 import {
+  AccountArea,
   AccountStore,
   AvailabilityCheck,
   Cursor,
@@ -85,10 +86,14 @@ export const layerEphemeralCursorSecret = Layer.effect(
 )
 
 /**
- * The whole directory in memory — `Directory`, `Operators` and `Sessions` with every port they need — for
+ * The whole directory in memory — `Directory`, `Operators`, `Sessions` and `AccountArea` with every port they need — for
  * tests and for services that embed the core.
  */
-export const layerDirectory = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, Sessions.Sessions.layer).pipe(
+export const layerDirectory = Layer.mergeAll(
+  Directory.Directory.layer,
+  AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
+  Sessions.Sessions.layer
+).pipe(
   Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(layerEphemeralCursorSecret))),
   Layer.provideMerge(layer),
   Layer.provideMerge(layerCrypto)
