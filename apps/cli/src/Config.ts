@@ -1,6 +1,6 @@
 import { DEFAULT_DATA_DIR } from "@dropshelf/store-sql/DataDirLock"
 import { DEFAULT_MAX_CONNECTIONS, STATEMENTS_PER_CONNECTION } from "@dropshelf/store-sql/PoolDefaults"
-import { wholeNumberBetween } from "@dropshelf/server/Settings"
+import { publicUrlFromEnv, wholeNumberBetween } from "@dropshelf/server/Settings"
 import { Config, ConfigProvider, Effect } from "effect"
 
 /**
@@ -55,29 +55,13 @@ const postgresUrl = (value: string | undefined): Effect.Effect<string | undefine
   return Effect.succeed(value)
 }
 
-/** DROPSHELF_PUBLIC_URL: an http(s) origin, kept without a trailing slash; a path or query is refused. */
-const publicUrl = (value: string | undefined): Effect.Effect<string | undefined, Config.ConfigError> => {
-  if (value === undefined) return Effect.succeed(undefined)
-  const refuse = (why: string) =>
-    Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `DROPSHELF_PUBLIC_URL ${why}: expected an origin such as https://dropshelf.example.com` })))
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    return refuse("is not a URL")
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return refuse(`has the scheme ${url.protocol.replace(/:$/, "")}`)
-  if (url.pathname !== "/" || url.search !== "" || url.hash !== "" || url.username !== "") return refuse("is more than an origin")
-  return Effect.succeed(url.origin)
-}
-
 export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   databaseUrl: optionalString("DATABASE_URL").pipe(Config.mapEffect(postgresUrl)),
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL"),
-  publicUrl: optionalString("DROPSHELF_PUBLIC_URL").pipe(Config.mapEffect(publicUrl)),
+  publicUrl: publicUrlFromEnv,
   rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
   pool: Config.all({
     // One of them listens for key and plan changes, so at least two.
