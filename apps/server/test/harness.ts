@@ -99,6 +99,8 @@ export interface StartOptions {
   readonly snapshotMaxMs?: number | undefined
   /** How long each step of the drain may last once `close` is called (default 5 s). */
   readonly shutdownTimeoutMs?: number | undefined
+  /** The account area's upgrade link (DROPSHELF_UPGRADE_URL); default none. */
+  readonly upgradeUrl?: string | undefined
 }
 
 /** The watch use cases as a test server runs them: private receivers allowed, a 50 ms poll. */
@@ -138,7 +140,8 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
     authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
     trustedProxies: options.trustedProxies,
     snapshotIdleTimeoutMs: options.snapshotIdleTimeoutMs,
-    snapshotMaxMs: options.snapshotMaxMs
+    snapshotMaxMs: options.snapshotMaxMs,
+    upgradeUrl: options.upgradeUrl
   }).pipe(
     Layer.merge(options.watchWorker === true ? Watches.Watches.layerWorker : Layer.empty),
     Layer.provideMerge(core)
