@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { memoryAdapter, type Running, start } from "./harness.ts"
+import { call, memoryAdapter, type Running, start } from "./harness.ts"
 import { accountWithLink, send, signIn } from "./accountSupport.ts"
 
 /* The account area's pages over HTTP: what the overview tells each plan, and its one stylesheet and script. */
@@ -49,5 +49,28 @@ describe("the account area's pages", () => {
     expect(script.status).toBe(200)
     expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8")
     expect((await send(server, "GET", "/account/assets/account.0000000000000000.css")).status).toBe(404)
+  })
+
+  it("rotating a key shows its successor once; both work through the grace; another account's key is refused", async () => {
+    const { token } = await accountWithLink(server, "free", "rotation")
+    const session = await signIn(server, token)
+    const csrf = /name="csrf" value="([^"]+)"/.exec((await send(server, "GET", "/account/keys", { session })).text)![1]!
+    const first = (await send(server, "POST", "/account/keys", { session, form: { name: "ci", csrf } })).text
+    const old = /<code id="secret">([^<]+)<\/code>/.exec(first)![1]!
+    await send(server, "POST", "/account/keys", { session, form: { name: "laptop", csrf } })
+    const list = (await send(server, "GET", "/account/keys", { session })).text
+    const id = /action="\/account\/keys\/([^/]+)\/rotate"/.exec(list)![1]!
+    const rotated = await send(server, "POST", `/account/keys/${id}/rotate`, { session, form: { csrf } })
+    expect(rotated.status).toBe(200)
+    expect(rotated.text).toContain("<h1>Key rotated</h1>")
+    expect(rotated.text).toMatch(/The old key <code>dsk_[0-9A-Za-z]{8}<\/code> keeps working until <time/)
+    const successor = /<code id="secret">([^<]+)<\/code>/.exec(rotated.text)![1]!
+    expect(successor).not.toBe(old)
+    for (const key of [old, successor]) expect((await call(server, "GET", "/api/v1/me", { key })).status).toBe(200)
+
+    const other = await signIn(server, (await accountWithLink(server, "free", "rotation-other")).token)
+    const otherCsrf = /name="csrf" value="([^"]+)"/.exec((await send(server, "GET", "/account/keys", { session: other })).text)![1]!
+    const refused = await send(server, "POST", `/account/keys/${id}/rotate`, { session: other, form: { csrf: otherCsrf } })
+    expect(refused.status).toBe(404)
   })
 })

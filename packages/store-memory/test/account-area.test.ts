@@ -54,4 +54,23 @@ describe("AccountArea", () => {
       const revoked = yield* area.revokeKey(mine.id, myKey.key.id)
       assert.isNotNull(revoked.revokedAt)
     }).pipe(Effect.provide(StoreMemory.layerDirectory)))
+
+  it.effect("a key is rotated with a day's grace, keeping its name and lifetime; another account's key is not", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const operators = yield* Operators.Operators
+      const area = yield* AccountArea.AccountArea
+      const mine = yield* operators.createAccount("mine", "free")
+      const theirs = yield* operators.createAccount("theirs", "free")
+      const expiring = yield* area.createKey(mine.id, "ci", 30 * 86_400_000)
+      yield* area.createKey(mine.id, "laptop")
+      yield* TestClock.adjust(3_600_000)
+      // Full at two live keys, yet the key retiring makes room for its successor.
+      const rotated = yield* area.rotateKey(mine.id, expiring.key.id)
+      assert.strictEqual(rotated.key.name, "ci")
+      assert.strictEqual(rotated.key.expiresAt, T0 + 3_600_000 + 30 * 86_400_000)
+      assert.strictEqual(rotated.retired.expiresAt, T0 + 3_600_000 + AccountArea.ROTATION_GRACE_MS)
+      const theirKey = yield* area.createKey(theirs.id, "theirs")
+      assert.deepStrictEqual(yield* Effect.flip(area.rotateKey(mine.id, theirKey.key.id)), new Errors.KeyNotFound({ prefix: theirKey.key.id }))
+    }).pipe(Effect.provide(StoreMemory.layerDirectory)))
 })

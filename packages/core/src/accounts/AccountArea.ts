@@ -3,7 +3,7 @@ import * as ApiKey from "../domain/ApiKey.ts"
 import { type AccountNotFound, type InvalidRequest, type KeyLimitReached, KeyNotFound } from "../domain/errors.ts"
 import { effectivePlan, type PlanLimits } from "../domain/Plan.ts"
 import { remainingReveals } from "../domain/RevealLedger.ts"
-import { type Instant, startOfNextMonth } from "../domain/Time.ts"
+import { DAY, type Instant, startOfNextMonth } from "../domain/Time.ts"
 import { type KeyLifetime, Operators } from "../Operators.ts"
 import type { AccountRecord } from "../ports/AccountStore.ts"
 import type { KeyRecord } from "../ports/KeyStore.ts"
@@ -32,6 +32,9 @@ export interface AreaOverview {
   readonly liveKeys: number
 }
 
+/** How long a rotated key keeps working beside its successor, as `dropshelf keys rotate` by default. */
+export const ROTATION_GRACE_MS = DAY
+
 export class AccountArea extends Context.Service<AccountArea, {
   readonly overview: (accountId: string) => Effect.Effect<AreaOverview, AccountNotFound>
   /** The account's keys, every state, oldest first. */
@@ -44,6 +47,18 @@ export class AccountArea extends Context.Service<AccountArea, {
   ) => Effect.Effect<{ readonly secret: string; readonly key: KeyRecord }, AccountNotFound | KeyLimitReached | InvalidRequest>
   /** Revokes the account's key `keyId`; another account's key is `KeyNotFound`, as an unknown one. */
   readonly revokeKey: (accountId: string, keyId: string) => Effect.Effect<KeyRecord, KeyNotFound>
+  /**
+   * As `Operators.rotateKey` for the account's live key `keyId`: a successor with the same name
+   * and lifetime, and the old key working ROTATION_GRACE_MS more. Another account's key is
+   * `KeyNotFound`.
+   */
+  readonly rotateKey: (
+    accountId: string,
+    keyId: string
+  ) => Effect.Effect<
+    { readonly secret: string; readonly key: KeyRecord; readonly retired: KeyRecord },
+    KeyNotFound | KeyLimitReached
+  >
 }>()("@dropshelf/core/AccountArea") {
   static readonly layer = Layer.effect(
     AccountArea,
@@ -78,14 +93,25 @@ export class AccountArea extends Context.Service<AccountArea, {
         return yield* operators.createKey(accountId, yield* Effect.fromResult(ApiKey.decodeName(name)), lifetimeMs)
       })
 
-      const revokeKey = Effect.fn("AccountArea.revokeKey")(function*(accountId: string, keyId: string) {
+      /** The account's own key `keyId`, or `KeyNotFound` (for another account's key too). */
+      const ownKey = Effect.fnUntraced(function*(accountId: string, keyId: string) {
         const own = yield* keys(accountId).pipe(Effect.orElseSucceed((): ReadonlyArray<KeyRecord> => []))
         const key = own.find((candidate) => candidate.id === keyId)
         if (key === undefined) return yield* new KeyNotFound({ prefix: keyId })
-        return yield* operators.revokeKey(key.prefix)
+        return key
       })
 
-      return AccountArea.of({ overview, keys, createKey, revokeKey })
+      const revokeKey = Effect.fn("AccountArea.revokeKey")(function*(accountId: string, keyId: string) {
+        return yield* operators.revokeKey((yield* ownKey(accountId, keyId)).prefix)
+      })
+
+      const rotateKey = Effect.fn("AccountArea.rotateKey")(function*(accountId: string, keyId: string) {
+        const key = yield* ownKey(accountId, keyId)
+        const lifetimeMs = key.expiresAt === null ? undefined : key.expiresAt - key.createdAt
+        return yield* operators.rotateKey(key.prefix, ROTATION_GRACE_MS, lifetimeMs)
+      })
+
+      return AccountArea.of({ overview, keys, createKey, revokeKey, rotateKey })
     })
   )
 }

@@ -35,6 +35,7 @@ export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "/account": ["GET"],
   "/account/keys": ["GET", "POST"],
   "/account/keys/:id/revoke": ["POST"],
+  "/account/keys/:id/rotate": ["POST"],
   "/account/sessions/end-all": ["POST"],
   "/account/assets/:file": ["GET"]
 }
@@ -183,6 +184,19 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
         const revoked = yield* Effect.result(area.revokeKey(caller.account.id, id ?? ""))
         if (revoked._tag === "Failure") return yield* keysPage(caller, { refusal: "No such key on your account.", status: 404 })
         return yield* keysPage(caller, { revoked: revoked.success.prefix })
+      }))),
+    HttpRouter.add("POST", "/account/keys/:id/rotate", signedInForm((caller, _form, request) =>
+      Effect.gen(function*() {
+        const { id } = yield* HttpRouter.params
+        const rotated = yield* Effect.result(area.rotateKey(caller.account.id, id ?? ""))
+        if (rotated._tag === "Success") {
+          const { key, retired, secret } = rotated.success
+          return page(Pages.created(secret, key, apiBaseOf(request), caller.signedIn, retired))
+        }
+        const error = rotated.failure
+        return error._tag === "KeyLimitReached"
+          ? yield* keysPage(caller, { refusal: `Your plan allows ${error.limit} live keys, and you have them all. Revoke one to rotate another.`, status: 409 })
+          : yield* keysPage(caller, { refusal: "No live key of that name on your account.", status: 404 })
       }))),
     HttpRouter.add("POST", "/account/sessions/end-all", signedInForm((caller) =>
       Effect.gen(function*() {

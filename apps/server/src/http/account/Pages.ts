@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from "@remix-run/html-template"
-import { type AccountArea, ApiKey, type KeyStore, Session, Time } from "@dropshelf/core"
+import { AccountArea, ApiKey, type KeyStore, Session, Time } from "@dropshelf/core"
 import { script, stylesheet } from "./Assets.ts"
 
 /*
@@ -146,7 +146,11 @@ export const keys = (
 <td data-label="Expires">${when(key.expiresAt)}</td>
 <td data-label="Action">${
       state === "live"
-        ? html`<form class="inline" method="post" action="/account/keys/${key.id}/revoke">
+        ? html`<form class="inline" method="post" action="/account/keys/${key.id}/rotate">
+<input type="hidden" name="csrf" value="${signedIn.csrf}">
+<button class="quiet" type="submit" aria-label="Rotate key ${key.prefix} (${key.name})">Rotate</button>
+</form>
+<form class="inline" method="post" action="/account/keys/${key.id}/revoke">
 <input type="hidden" name="csrf" value="${signedIn.csrf}">
 <button class="quiet" type="submit" aria-label="Revoke key ${key.prefix} (${key.name})">Revoke</button>
 </form>`
@@ -166,6 +170,8 @@ ${
 <tbody>${rows}</tbody>
 </table>`
     }
+<p class="hint">Rotate gives a key a successor and keeps the old key working for ${AccountArea.ROTATION_GRACE_MS / Time.HOUR} hours, to swap it
+without downtime; revoke stops a key at once.</p>
 <h2>Create a key</h2>
 <form method="post" action="/account/keys">
 <input type="hidden" name="csrf" value="${signedIn.csrf}">
@@ -182,12 +188,25 @@ ${EXPIRIES.map(([value, label]) => html`<option value="${value}">${label}</optio
   )
 }
 
-/** The new key, shown this once, with a copy button and a ready `curl` line. */
-export const created = (secret: string, key: KeyStore.KeyRecord, apiBase: string, signedIn: SignedIn) => {
+/**
+ * The new key, shown this once, with a copy button and a ready `curl` line; after a rotation,
+ * `retired` is the key it replaces.
+ */
+export const created = (
+  secret: string,
+  key: KeyStore.KeyRecord,
+  apiBase: string,
+  signedIn: SignedIn,
+  retired?: KeyStore.KeyRecord | undefined
+) => {
   const curl = `curl -H "Authorization: Bearer ${secret}" "${apiBase}/api/v1/me"`
   return layout(
-    "Key created",
-    html`<p class="notice good" role="status">Key <code>${key.prefix}</code> (${key.name}) is live${
+    retired === undefined ? "Key created" : "Key rotated",
+    html`${
+      retired === undefined ? "" : html`<p class="notice">The old key <code>${retired.prefix}</code> keeps working until ${when(retired.expiresAt)}.
+Put the new key in its place before then.</p>`
+    }
+<p class="notice good" role="status">Key <code>${key.prefix}</code> (${key.name}) is live${
       key.expiresAt === null ? "" : html` until ${when(key.expiresAt)}`
     }. Copy it now: it is shown only this once.</p>
 <h2>Your key</h2>
