@@ -1,6 +1,6 @@
 import { DEFAULT_DATA_DIR } from "@dropshelf/store-sql/DataDirLock"
 import { DEFAULT_MAX_CONNECTIONS, STATEMENTS_PER_CONNECTION } from "@dropshelf/store-sql/PoolDefaults"
-import { wholeNumberBetween } from "@dropshelf/server/Settings"
+import { publicUrlFromEnv, wholeNumberBetween } from "@dropshelf/server/Settings"
 import { Config, ConfigProvider, Effect } from "effect"
 import { type CacheName, cachesOff } from "./Caches.ts"
 
@@ -18,6 +18,11 @@ export interface DropshelfConfig {
   readonly redisUrl: string | undefined
   /** `count-only` (DROPSHELF_RATE_LIMIT, benchmarks only): count every request, refuse none. */
   readonly rateLimitMode: "enforce" | "count-only"
+  /**
+   * The origin people reach the account area at (DROPSHELF_PUBLIC_URL), which sign-in links
+   * name; unset: `http://HOST:PORT`, a wildcard host read as 127.0.0.1.
+   */
+  readonly publicUrl: string | undefined
   /** The PostgreSQL pool (DROPSHELF_DB_POOL_SIZE, DROPSHELF_DB_PIPELINE); unused on the embedded database. */
   readonly pool: {
     readonly maxConnections: number
@@ -59,6 +64,7 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   databaseUrl: optionalString("DATABASE_URL").pipe(Config.mapEffect(postgresUrl)),
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL"),
+  publicUrl: publicUrlFromEnv,
   rateLimitMode: Config.Literals(["enforce", "count-only"], "DROPSHELF_RATE_LIMIT").pipe(Config.withDefault("enforce")),
   pool: Config.all({
     // One of them listens for key and plan changes, so at least two.
@@ -67,6 +73,16 @@ export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   }),
   cachesOff
 })
+
+/** The origin of the account area's links: DROPSHELF_PUBLIC_URL, or this server's own address. */
+export const publicOrigin = (config: DropshelfConfig): string => {
+  if (config.publicUrl !== undefined) return config.publicUrl
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host
+  return `http://${host.includes(":") ? `[${host}]` : host}:${config.port}`
+}
+
+/** A sign-in link's URL: the account area's page that spends it (on a POST). */
+export const signInUrl = (config: DropshelfConfig, token: string): string => `${publicOrigin(config)}/signin?token=${token}`
 
 /** Where the configured storage lives, for messages. */
 export const describeStorage = (config: DropshelfConfig): string =>

@@ -14,7 +14,8 @@ import * as Seed from "./Seed.ts"
  * reference's examples name (DemoFixtures.ts). Every run (the first
  * included) rotates the demo keys: the previous demo key of each account is revoked and a fresh
  * one printed, so the keys on screen always work and no account drifts towards its key ceiling.
- * Secrets are never written to disk; the marker file keeps account ids and key prefixes only.
+ * Each run also prints a one-time sign-in link per account, into its account area. Secrets are
+ * never written to disk; the marker file keeps account ids and key prefixes only.
  */
 
 export const DEMO_LISTINGS = 5000
@@ -58,6 +59,8 @@ export interface DemoKey {
   readonly accountId: string
   readonly key: string
   readonly prefix: string
+  /** A one-time link into the account's area (Config.signInUrl). */
+  readonly signInUrl: string
 }
 
 const setUp = Effect.fnUntraced(function*(config: Runtime.DropshelfConfig) {
@@ -82,7 +85,8 @@ const setUp = Effect.fnUntraced(function*(config: Runtime.DropshelfConfig) {
       ? created.value.id
       : (yield* operators.createAccount(`demo-${plan}`, plan)).id
     const { key, secret } = yield* Effect.orDie(operators.createKey(accountId, `demo-${plan}`))
-    keys.push({ plan, accountId, key: secret, prefix: key.prefix })
+    const link = yield* Effect.orDie(operators.issueSignInLink(accountId))
+    keys.push({ plan, accountId, key: secret, prefix: key.prefix, signInUrl: Runtime.signInUrl(config, link.token) })
   }
   yield* writeMarker(config, {
     accounts: keys.map((demoKey) => ({ plan: demoKey.plan, accountId: demoKey.accountId, prefix: demoKey.prefix }))
@@ -104,7 +108,12 @@ export const prepare = Effect.fnUntraced(function*(config: Runtime.DropshelfConf
         ? `Demo directory ready in ${Runtime.describeStorage(config)}: ${seeded} listings, one account per plan.`
         : `Reusing the demo directory in ${Runtime.describeStorage(config)}; the demo keys were rotated (the old ones are revoked).`,
       "",
-      ...keys.map((demoKey) => `  ${demoKey.plan.padEnd(8)} account ${demoKey.accountId}  key ${demoKey.key}`),
+      ...keys.flatMap((demoKey) => [
+        `  ${demoKey.plan.padEnd(8)} account ${demoKey.accountId}  key ${demoKey.key}`,
+        `  ${"".padEnd(8)} sign in (one use) ${demoKey.signInUrl}`
+      ]),
+      "",
+      "The account area is at /account; `npx dropshelf accounts sign-in-link <account-id>` prints a new link.",
       "",
       "Try:",
       `  ${curl}`,

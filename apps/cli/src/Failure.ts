@@ -64,6 +64,10 @@ export const reportError = (error: unknown): Report => {
   switch (tagOf(error)) {
     case "AccountNotFound":
       return { code: ExitCode.refused, line: `no account with id "${String(field(error, "accountId"))}"` }
+    case "EmailTaken":
+      return { code: ExitCode.refused, line: `another account already has the email "${String(field(error, "email"))}"` }
+    case "InvalidRequest":
+      return { code: ExitCode.usage, line: messageOf(error) }
     case "KeyNotFound":
       return { code: ExitCode.refused, line: `no key with prefix "${String(field(error, "prefix"))}"` }
     case "KeyLimitReached":

@@ -10,6 +10,7 @@ import {
   Operators,
   Plan,
   type RevealLedger,
+  type Sessions,
   type WatchView
 } from "@dropshelf/core"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
@@ -74,8 +75,18 @@ const Page = { after: Schema.optional(Schema.String), limit: Schema.Number }
 
 export class OperatorRpcs extends RpcGroup.make(
   Rpc.make("Migrate", { success: Schema.Array(Schema.String) }),
-  Rpc.make("CreateAccount", { payload: { name: Schema.String, plan: Plan.StoredPlan }, success: Record }),
+  Rpc.make("CreateAccount", {
+    payload: { name: Schema.String, plan: Plan.StoredPlan, email: Schema.optional(Schema.String) },
+    success: Record,
+    error: Schema.Union([Errors.EmailTaken, Errors.InvalidRequest])
+  }),
   Rpc.make("SetPlan", { payload: { accountId: Schema.String, plan: Plan.StoredPlan }, success: Record, error: Errors.AccountNotFound }),
+  Rpc.make("IssueSignInLink", { payload: { accountId: Schema.String }, success: Record, error: Errors.AccountNotFound }),
+  Rpc.make("SetEmail", {
+    payload: { accountId: Schema.String, email: Schema.NullOr(Schema.String) },
+    success: Record,
+    error: Schema.Union([Errors.AccountNotFound, Errors.EmailTaken, Errors.InvalidRequest])
+  }),
   Rpc.make("CreateKey", {
     payload: { accountId: Schema.String, name: Schema.String, lifetimeMs: Schema.optional(Schema.Number) },
     success: Record,
@@ -182,8 +193,10 @@ export const layerServer = (
     const operators = yield* Operators.Operators
     return OperatorRpcs.of({
       Migrate: () => migrate,
-      CreateAccount: ({ name, plan }) => operators.createAccount(name, plan),
+      CreateAccount: ({ email, name, plan }) => operators.createAccount(name, plan, email),
       SetPlan: ({ accountId, plan }) => operators.setPlan(accountId, plan),
+      SetEmail: ({ accountId, email }) => operators.setEmail(accountId, email),
+      IssueSignInLink: ({ accountId }) => operators.issueSignInLink(accountId),
       CreateKey: ({ accountId, lifetimeMs, name }) => operators.createKey(accountId, name, lifetimeMs),
       RevokeKey: ({ prefix }) => operators.revokeKey(prefix),
       UpsertListings: ({ batch }) => operators.upsertListings(batch as ReadonlyArray<ListingStore.ListingInput>),
@@ -261,14 +274,24 @@ export const layerClient = (path: string, holder: string): Layer.Layer<Operators
       const client = yield* RpcClient.make(OperatorRpcs)
       const onLost = lost(holder)
       return Operators.Operators.of({
-        createAccount: (name, plan) =>
-          client.CreateAccount({ name, plan }).pipe(
+        createAccount: (name, plan, email) =>
+          client.CreateAccount({ name, plan, ...(email === undefined ? {} : { email }) }).pipe(
             Effect.map((record) => record as AccountStore.AccountRecord),
             Effect.catchTag("RpcClientError", onLost)
           ),
         setPlan: (accountId, plan) =>
           client.SetPlan({ accountId, plan }).pipe(
             Effect.map((record) => record as AccountStore.AccountRecord),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        setEmail: (accountId, email) =>
+          client.SetEmail({ accountId, email }).pipe(
+            Effect.map((record) => record as AccountStore.AccountRecord),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        issueSignInLink: (accountId) =>
+          client.IssueSignInLink({ accountId }).pipe(
+            Effect.map((link) => link as Sessions.SignInLink),
             Effect.catchTag("RpcClientError", onLost)
           ),
         createKey: (accountId, name, lifetimeMs) =>

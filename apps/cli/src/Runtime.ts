@@ -1,4 +1,4 @@
-import { type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter } from "@dropshelf/core"
+import { AccountArea, type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter, Sessions } from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
 import { PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
@@ -17,7 +17,7 @@ import type { DropshelfConfig } from "./Config.ts"
  */
 
 export type { DropshelfConfig } from "./Config.ts"
-export { describeStorage } from "./Config.ts"
+export { describeStorage, signInUrl } from "./Config.ts"
 
 /**
  * The SqlClient and the six storage ports, on PostgreSQL when `DATABASE_URL` is set, else
@@ -154,9 +154,11 @@ export const RedisCheck = Context.Reference<Effect.Effect<void, unknown> | undef
   defaultValue: () => undefined
 })
 
-/** What the API server runs against: the directory and operator use cases, rate limits, migrated storage. */
+/** What the API server runs against: the directory, operator and account area use cases, rate limits, migrated storage. */
 export type ServerServices =
   | Directory.Directory
+  | Sessions.Sessions
+  | AccountArea.AccountArea
   | RateLimiter.RateLimiter
   | OperatorServices
   | StoreSql.Services
@@ -172,7 +174,11 @@ export const serverLayer = <E>(
   /** How many days back the since feed reaches (`DROPSHELF_SINCE_HORIZON_DAYS`); default the core's. */
   sinceHorizonDays?: number | undefined
 ): Layer.Layer<ServerServices, StoreSql.StoreOpenError | E> =>
-  Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+  Layer.mergeAll(
+    Directory.Directory.layer,
+    AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
+    Sessions.Sessions.layer
+  ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(RememberedCursors.layer(
       Cursor.CursorCodec.layer.pipe(Layer.provide(Layer.effect(Cursor.CursorSecret, StoreSql.cursorSecret))),

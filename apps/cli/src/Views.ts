@@ -11,6 +11,7 @@ const iso = (instant: number | null): string | null => (instant === null ? null 
 export const accountView = (account: AccountStore.AccountRecord) => ({
   id: account.id,
   name: account.name,
+  email: account.email,
   plan: account.plan,
   reads_as: Plan.effectivePlan(account.plan).name,
   created_at: iso(account.createdAt)

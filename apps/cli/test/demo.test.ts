@@ -31,6 +31,9 @@ describe("dropshelf demo (npm start)", () => {
       expect(first.document.seeded).toBe(5000)
       firstKeys = first.document.keys
       expect(firstKeys.map((key) => key.plan)).toEqual(["free", "pro", "business"])
+      for (const key of first.document.keys) {
+        expect(key.signInUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/signin\\?token=dsl_[A-Za-z0-9_-]{43}$`))
+      }
       expect(first.document.curl).toContain(`http://127.0.0.1:${port}/api/v1/domains?limit=2`)
       const business = firstKeys.find((key) => key.plan === "business")!
       expect(first.document.curl).toContain(business.key)

@@ -71,6 +71,51 @@ export const operatorSuite = (
     expectOneLineFailure(await run(["accounts", "create", "--plan", "free"], on()), 2, /--name/)
   })
 
+  it("accounts: an owner email at creation or later, unique case aside, refusals as one line", async () => {
+    const owned = await runJson(["accounts", "create", "--name", "owned", "--plan", "free", "--email", "Owner@Example.com"], on())
+    expect(owned).toEqual({ id: expect.any(String), plan: "free", email: "Owner@Example.com" })
+    const other = await runJson(["accounts", "create", "--name", "other", "--plan", "pro"], on())
+    expect(await runJson(["accounts", "set-email", other.id, " other@example.com "], on())).toEqual({ id: other.id, email: "other@example.com" })
+    expect((await runJson(["accounts", "show", other.id], on())).email).toBe("other@example.com")
+
+    expectOneLineFailure(
+      await run(["accounts", "set-email", other.id, "owner@EXAMPLE.com", "--json"], on()),
+      1,
+      /^dropshelf: another account already has the email "owner@EXAMPLE.com"$/
+    )
+    expectOneLineFailure(
+      await run(["accounts", "create", "--name", "copy", "--plan", "free", "--email", "OWNER@example.com", "--json"], on()),
+      1,
+      /^dropshelf: another account already has the email "OWNER@example.com"$/
+    )
+    expectOneLineFailure(await run(["accounts", "set-email", other.id, "not-an-address", "--json"], on()), 2, /^dropshelf: email must be an email address/)
+    expectOneLineFailure(await run(["accounts", "set-email", "acct_nope", "x@example.com", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
+    expect((await run(["accounts", "set-email", "--help"])).stdout).toMatch(/unique among accounts/)
+  })
+
+  it("accounts sign-in-link: a one-time link at DROPSHELF_PUBLIC_URL or this server's address, refusals as one line", async () => {
+    const account = await runJson(["accounts", "create", "--name", "person", "--plan", "pro"], on())
+    const before = Date.now()
+    const link = await runJson(["accounts", "sign-in-link", account.id], on())
+    expect(Object.keys(link).sort()).toEqual(["expires_at", "url"])
+    expect(link.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/signin\?token=dsl_[A-Za-z0-9_-]{43}$/)
+    const lifetime = Date.parse(link.expires_at) - before
+    expect(lifetime).toBeGreaterThan(14 * 60_000)
+    expect(lifetime).toBeLessThanOrEqual(15 * 60_000 + 60_000)
+    const again = await runJson(["accounts", "sign-in-link", account.id], on())
+    expect(again.url).not.toBe(link.url)
+
+    const published = { ...on(), env: { ...on().env, DROPSHELF_PUBLIC_URL: "https://shelf.example.com/" } }
+    expect((await runJson(["accounts", "sign-in-link", account.id], published)).url).toMatch(/^https:\/\/shelf\.example\.com\/signin\?token=dsl_/)
+    const text = await run(["accounts", "sign-in-link", account.id], published)
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/usable once until .*\nhttps:\/\/shelf\.example\.com\/signin\?token=dsl_/)
+
+    expectOneLineFailure(await run(["accounts", "sign-in-link", "acct_nope", "--json"], on()), 1, /^dropshelf: no account with id "acct_nope"$/)
+    const badOrigin = { ...on(), env: { ...on().env, DROPSHELF_PUBLIC_URL: "https://shelf.example.com/app" } }
+    expectOneLineFailure(await run(["accounts", "sign-in-link", account.id, "--json"], badOrigin), 2, /DROPSHELF_PUBLIC_URL is more than an origin/)
+  })
+
   it("watches list: an account's watches, none at first; an unknown account refused as one line", async () => {
     const account = await runJson(["accounts", "create", "--name", "watcher", "--plan", "pro"], on())
     // The document REST answers for GET /api/v1/watches.

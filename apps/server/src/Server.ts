@@ -5,8 +5,9 @@ import { HttpApiBuilder } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { gzipSync } from "node:zlib"
-import { Directory, type RateLimiter, SinceHorizon, type Watches } from "@dropshelf/core"
+import { type AccountArea, Directory, type RateLimiter, type Sessions, SinceHorizon, type Watches } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
+import { ACCOUNT_PATHS, AccountRoutes, AccountSettings } from "./http/account/AccountRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { Admission } from "./http/Admission.ts"
@@ -19,7 +20,7 @@ import * as Health from "./http/Health.ts"
 import { ListingRendering } from "./http/ListingRendering.ts"
 import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines, streamedResponseOf } from "./http/SnapshotDeadlines.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
-import { wholeNumberBetween } from "./Settings.ts"
+import { publicUrlFromEnv, upgradeUrlFromEnv, wholeNumberBetween } from "./Settings.ts"
 import * as Telemetry from "./Telemetry.ts"
 
 export interface Options {
@@ -67,6 +68,13 @@ export interface Options {
   readonly snapshotIdleTimeoutMs?: number | undefined
   /** How long a bulk snapshot's connection may last in all (SnapshotDeadlines.ts). Default 30 minutes. */
   readonly snapshotMaxMs?: number | undefined
+  /**
+   * The origin people reach the account area at (sign-in links and its `curl` lines name it, and
+   * a form's `Origin` may name it); default the request's own `Host`.
+   */
+  readonly publicUrl?: string | undefined
+  /** Where the account area sends a person whose plan lacks a feature; default no link. */
+  readonly upgradeUrl?: string | undefined
 }
 
 /**
@@ -92,16 +100,17 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
 
 /**
  * Every route: the API's endpoints (with `/`, `/healthz` and `/readyz`), `/mcp` (the same
- * operations as tools) and `/docs`, each telling the request's exchange it matched. Needs
- * `Directory`, `RateLimiter`, `Admission` and the server's `Lifecycle`.
+ * operations as tools), `/docs` and the account area's pages, each telling the request's
+ * exchange it matched. Needs `Directory`, `RateLimiter`, `Admission`, the server's `Lifecycle`,
+ * and for the account area `Sessions`, `AccountArea` and `AccountSettings`.
  */
-export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute).pipe(
+export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute, AccountRoutes).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
 )
 
 /** The routes outside the API definition, and their methods. */
-const OUTSIDE = { "/docs": ["GET"], [MCP_PATH]: ["POST"] }
+const OUTSIDE = { "/docs": ["GET"], [MCP_PATH]: ["POST"], ...ACCOUNT_PATHS }
 
 /**
  * Counts the requests being answered, for the drain; while draining, every answer closes its
@@ -153,7 +162,11 @@ const drain = (lifecycle: Health.Lifecycle["Service"], delay: Duration.Input, ti
  */
 export const layer = (
   options: Options
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Directory.Directory | Watches.Watches | RateLimiter.RateLimiter> =>
+): Layer.Layer<
+  HttpServer.HttpServer,
+  HttpServerError.ServeError,
+  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
+> =>
   Layer.unwrap(
     Effect.gen(function*() {
       const lifecycle = yield* Health.Lifecycle
@@ -177,6 +190,7 @@ export const layer = (
     Layer.provide(Layer.provideMerge(Admission.layer, AddressGate.layer(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE))),
     Layer.provide(AccessLog.layer(options.logger, options.logLevel)),
     Layer.provide(ListingRendering.layer(options.rememberListingJson ?? true)),
+    Layer.provide(Layer.succeed(AccountSettings, { publicUrl: options.publicUrl, upgradeUrl: options.upgradeUrl })),
     Layer.provide(Health.Lifecycle.layer),
     Layer.provideMerge(NodeHttpServer.layer(() => nodeServer(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS), {
       port: options.port,
@@ -300,7 +314,9 @@ export const settingsFromEnv = Config.all({
   shutdownTimeout: shutdownTimeoutFromEnv,
   drainDelay: drainDelayFromEnv,
   metricsPort: Telemetry.metricsPortFromEnv,
-  logLevel: Telemetry.logLevelFromEnv
+  logLevel: Telemetry.logLevelFromEnv,
+  publicUrl: publicUrlFromEnv,
+  upgradeUrl: upgradeUrlFromEnv
 })
 
 /** `PORT` (default 8080) and `HOST` (default 127.0.0.1), as in the product's configuration table, and the settings. */
@@ -313,5 +329,9 @@ export const optionsFromEnv: Config.Config<Options> = Config.all({
 /** Serves until interrupted (SIGINT/SIGTERM under `NodeRuntime.runMain`), then shuts down gracefully. */
 export const serve = (
   options: Options
-): Effect.Effect<never, HttpServerError.ServeError, Directory.Directory | Watches.Watches | RateLimiter.RateLimiter> =>
+): Effect.Effect<
+  never,
+  HttpServerError.ServeError,
+  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
+> =>
   Layer.launch(layer(options))

@@ -8,6 +8,7 @@ import { type IncomingMessage, request } from "node:http"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import {
+  AccountArea,
   type AccountStore,
   AvailabilityCheck,
   Cursor,
@@ -20,6 +21,8 @@ import {
   Operators,
   type RateLimiter,
   type RevealStore,
+  type SessionStore,
+  Sessions,
   type WatchStore,
   Watches
 } from "@dropshelf/core"
@@ -34,6 +37,7 @@ export type Ports =
   | KeyStore.KeyStore
   | IdempotencyStore.IdempotencyStore
   | WatchStore.WatchStore
+  | SessionStore.SessionStore
   | RateLimiter.RateLimiter
 
 /**
@@ -64,7 +68,9 @@ export interface Running {
   readonly base: string
   readonly exchanges: Array<Exchange>
   readonly logs: Array<Record<string, unknown>>
-  readonly run: <A, E>(effect: Effect.Effect<A, E, Operators.Operators | Directory.Directory | Watches.Watches | Ports>) => Promise<A>
+  readonly run: <A, E>(
+    effect: Effect.Effect<A, E, Operators.Operators | Directory.Directory | Watches.Watches | Sessions.Sessions | Ports>
+  ) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -93,6 +99,8 @@ export interface StartOptions {
   readonly snapshotMaxMs?: number | undefined
   /** How long each step of the drain may last once `close` is called (default 5 s). */
   readonly shutdownTimeoutMs?: number | undefined
+  /** The account area's upgrade link (DROPSHELF_UPGRADE_URL); default none. */
+  readonly upgradeUrl?: string | undefined
 }
 
 /** The watch use cases as a test server runs them: private receivers allowed, a 50 ms poll. */
@@ -106,7 +114,12 @@ export const watchesLayer = (settings: Partial<Watches.WatchSettings> = {}) => {
 
 export const start = async (adapter: Adapter, options: StartOptions = {}): Promise<Running> => {
   const logs: Array<Record<string, unknown>> = []
-  const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, watchesLayer(options.watchSettings)).pipe(
+  const core = Layer.mergeAll(
+    Directory.Directory.layer,
+    AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
+    Sessions.Sessions.layer,
+    watchesLayer(options.watchSettings)
+  ).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
     Layer.provide(options.sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, options.sinceHorizonDays)),
     // As a deployment signs cursors (apps/cli Runtime.serverLayer).
@@ -128,13 +141,14 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
     authFailuresPerMinute: options.authFailuresPerMinute ?? 100_000,
     trustedProxies: options.trustedProxies,
     snapshotIdleTimeoutMs: options.snapshotIdleTimeoutMs,
-    snapshotMaxMs: options.snapshotMaxMs
+    snapshotMaxMs: options.snapshotMaxMs,
+    upgradeUrl: options.upgradeUrl
   }).pipe(
     Layer.merge(options.watchWorker === true ? Watches.Watches.layerWorker : Layer.empty),
     Layer.provideMerge(core)
   )
   const runtime = ManagedRuntime.make(
-    stack as Layer.Layer<HttpServer.HttpServer | Operators.Operators | Directory.Directory | Watches.Watches | Ports, unknown>
+    stack as Layer.Layer<HttpServer.HttpServer | Operators.Operators | Directory.Directory | Watches.Watches | Sessions.Sessions | Ports, unknown>
   )
   const address = await runtime.runPromise(HttpServer.HttpServer.useSync((server) => server.address))
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")

@@ -7,7 +7,7 @@
 import { ConfigProvider, Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AvailabilityCheck, Cursor, Directory, Operators } from "@dropshelf/core"
+import { AccountArea, AvailabilityCheck, Cursor, Directory, Operators, Sessions } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Health, Server, Telemetry } from "@dropshelf/server"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
@@ -34,7 +34,12 @@ describe.skipIf(pglite.skip !== undefined)("observability (sql-pglite)", () => {
   beforeAll(async () => {
     otlp = await receiver()
     metricsPort = await freePort()
-    const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, watchesLayer()).pipe(
+    const core = Layer.mergeAll(
+    Directory.Directory.layer,
+    AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
+    Sessions.Sessions.layer,
+    watchesLayer()
+  ).pipe(
       Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
       Layer.provide(AvailabilityCheck.AvailabilityCheck.layerStampOnly),
       Layer.provideMerge(pglite.layer()),

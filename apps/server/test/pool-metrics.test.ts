@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { inspect } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AvailabilityCheck, Cursor, Directory, Operators, RateLimiter } from "@dropshelf/core"
+import { AccountArea, AvailabilityCheck, Cursor, Directory, Operators, RateLimiter, Sessions } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { PoolMetrics, StoreSql } from "@dropshelf/store-sql"
 import { Server, Telemetry } from "@dropshelf/server"
@@ -75,7 +75,12 @@ const startInProcess = async (
   const storage = PoolMetrics.layerExport.pipe(
     Layer.provideMerge(Layer.effectDiscard(StoreSql.migrate).pipe(Layer.provideMerge(StoreSql.layerPglite({ dataDir }))))
   )
-  const core = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer, watchesLayer()).pipe(
+  const core = Layer.mergeAll(
+    Directory.Directory.layer,
+    AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
+    Sessions.Sessions.layer,
+    watchesLayer()
+  ).pipe(
     Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
     Layer.provide(AvailabilityCheck.AvailabilityCheck.layerStampOnly),
     Layer.provideMerge(RateLimiter.layerInProcess),

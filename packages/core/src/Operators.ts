@@ -1,7 +1,16 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
 import { digestOf, generateSecret, prefixOf } from "./domain/ApiKey.ts"
-import { AccountNotFound, type KeyLimitReached, KeyNotFound, ListingNotFound } from "./domain/errors.ts"
+import { makeIssueSignInLink, type SignInLink } from "./accounts/Sessions.ts"
+import * as Email from "./domain/Email.ts"
+import {
+  AccountNotFound,
+  type EmailTaken,
+  type InvalidRequest,
+  type KeyLimitReached,
+  KeyNotFound,
+  ListingNotFound
+} from "./domain/errors.ts"
 import type { HoldRecord } from "./domain/Hold.ts"
 import type { ListingId } from "./domain/Ids.ts"
 import { type KeysetPage, type KeysetRequest, pageOf } from "./domain/Keyset.ts"
@@ -54,8 +63,20 @@ export type KeyLifetime = number | undefined
 
 /** The operator's use cases behind the `dropshelf` CLI, over the same ports as the API. */
 export class Operators extends Context.Service<Operators, {
-  readonly createAccount: (name: string, plan: StoredPlan) => Effect.Effect<AccountRecord>
+  /** A new account; with `email`, its owner's address (Email.decode), unique among accounts. */
+  readonly createAccount: (
+    name: string,
+    plan: StoredPlan,
+    email?: string | undefined
+  ) => Effect.Effect<AccountRecord, EmailTaken | InvalidRequest>
   readonly setPlan: (accountId: string, plan: StoredPlan) => Effect.Effect<AccountRecord, AccountNotFound>
+  /** Sets the owner's address (Email.decode), or clears it with `null`. */
+  readonly setEmail: (
+    accountId: string,
+    email: string | null
+  ) => Effect.Effect<AccountRecord, AccountNotFound | EmailTaken | InvalidRequest>
+  /** A one-time sign-in link's token for the account area, void after Session.LINK_LIFETIME_MS. */
+  readonly issueSignInLink: (accountId: string) => Effect.Effect<SignInLink, AccountNotFound>
   /**
    * A new key; the secret is in the result and nowhere else. The plan's live-key ceiling applies.
    * With `lifetimeMs` the key expires that long after now, and then reads as revoked.
@@ -109,9 +130,15 @@ export class Operators extends Context.Service<Operators, {
       const digest = yield* Digest.Digest
       const random = yield* SecureRandom.SecureRandom
       const watches = yield* WatchStore
+      const issueSignInLink = yield* makeIssueSignInLink
 
-      const createAccount = Effect.fn("Operators.createAccount")(function*(name: string, plan: StoredPlan) {
-        return yield* accounts.create({ name, plan, at: yield* Clock.currentTimeMillis })
+      const createAccount = Effect.fn("Operators.createAccount")(function*(name: string, plan: StoredPlan, email?: string) {
+        const address = email === undefined ? null : yield* Effect.fromResult(Email.decode("email", email))
+        return yield* accounts.create({ name, plan, email: address, at: yield* Clock.currentTimeMillis })
+      })
+
+      const setEmail = Effect.fn("Operators.setEmail")(function*(accountId: string, email: string | null) {
+        return yield* accounts.setEmail(accountId, email === null ? null : yield* Effect.fromResult(Email.decode("email", email)))
       })
 
       const newKey = Effect.fnUntraced(function*(name: string, expiresAt: Instant | null) {
@@ -234,6 +261,8 @@ export class Operators extends Context.Service<Operators, {
       return Operators.of({
         createAccount,
         setPlan: accounts.setPlan,
+        setEmail,
+        issueSignInLink,
         createKey,
         revokeKey,
         rotateKey,

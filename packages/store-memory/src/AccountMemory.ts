@@ -1,4 +1,4 @@
-import { AccountStore, ApiKey, Errors, type Ids, Keyset, KeyStore } from "@dropshelf/core"
+import { AccountStore, ApiKey, Email, Errors, type Ids, Keyset, KeyStore } from "@dropshelf/core"
 import { Effect } from "effect"
 import { compareIds } from "./IdOrder.ts"
 
@@ -11,12 +11,28 @@ export const makeAccountsAndKeys = Effect.sync(() => {
   const keys = new Map<string, KeyRecord>()
   let sequence = 0
 
+  /** Whether an account other than `except` has this address, case aside. */
+  const emailTaken = (email: string | null, except?: string) =>
+    email !== null && [...accounts.values()].some((account) =>
+      account.id !== except && account.email !== null && Email.key(account.email) === Email.key(email))
+
   const accountStore = AccountStore.AccountStore.of({
-    create: ({ at, name, plan }) =>
-      Effect.sync(() => {
-        const account: AccountRecord = { id: `acct_${(++sequence).toString(36).padStart(6, "0")}` as Ids.AccountId, name, plan, createdAt: at }
+    create: ({ at, email = null, name, plan }) =>
+      Effect.suspend(() => {
+        if (emailTaken(email)) return Effect.fail(new Errors.EmailTaken({ email: email! }))
+        const id = `acct_${(++sequence).toString(36).padStart(6, "0")}` as Ids.AccountId
+        const account: AccountRecord = { id, name, plan, createdAt: at, email }
         accounts.set(account.id, account)
-        return account
+        return Effect.succeed(account)
+      }),
+    setEmail: (id, email) =>
+      Effect.suspend((): Effect.Effect<AccountRecord, Errors.AccountNotFound | Errors.EmailTaken> => {
+        const account = accounts.get(id)
+        if (account === undefined) return Effect.fail(new Errors.AccountNotFound({ accountId: id }))
+        if (emailTaken(email, id)) return Effect.fail(new Errors.EmailTaken({ email: email! }))
+        const changed = { ...account, email }
+        accounts.set(id, changed)
+        return Effect.succeed(changed)
       }),
     setPlan: (id, plan) =>
       Effect.suspend(() => {

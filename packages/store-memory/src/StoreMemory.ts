@@ -1,4 +1,5 @@
 import {
+  AccountArea,
   AccountStore,
   AvailabilityCheck,
   Cursor,
@@ -12,6 +13,8 @@ import {
   RateLimiter,
   RevealStore,
   KeyStore,
+  SessionStore,
+  Sessions,
   WatchStore
 } from "@dropshelf/core"
 import { Context, Effect, Layer } from "effect"
@@ -21,6 +24,7 @@ import { makeHoldStore } from "./HoldMemory.ts"
 import { makeIdempotencyStore } from "./IdempotencyMemory.ts"
 import { makeListingStore } from "./ListingMemory.ts"
 import { makeRevealStore } from "./RevealMemory.ts"
+import * as SessionMemory from "./SessionMemory.ts"
 import * as WatchMemory from "./WatchMemory.ts"
 
 /*
@@ -34,7 +38,7 @@ type ListingRecord = Listing.ListingRecord
 
 export { SYNC_LAG_MS } from "./ListingMemory.ts"
 
-/** The seven store ports, in memory, fresh for each build of the layer. */
+/** The eight store ports, in memory, fresh for each build of the layer. */
 export const layerStores = Layer.effectContext(
   Effect.gen(function*() {
     const { accountStore, keyStore, planOf } = yield* makeAccountsAndKeys
@@ -54,7 +58,8 @@ export const layerStores = Layer.effectContext(
       Context.add(HoldStore.HoldStore, holds.store),
       Context.add(IdempotencyStore.IdempotencyStore, idempotency),
       Context.add(AccountStore.AccountStore, accountStore),
-      Context.add(KeyStore.KeyStore, keyStore)
+      Context.add(KeyStore.KeyStore, keyStore),
+      Context.add(SessionStore.SessionStore, SessionMemory.make((id) => planOf(id) !== undefined))
     )
   })
 )
@@ -81,10 +86,14 @@ export const layerEphemeralCursorSecret = Layer.effect(
 )
 
 /**
- * The whole directory in memory — `Directory` and `Operators` with every port they need — for
+ * The whole directory in memory — `Directory`, `Operators`, `Sessions` and `AccountArea` with every port they need — for
  * tests and for services that embed the core.
  */
-export const layerDirectory = Layer.mergeAll(Directory.Directory.layer, Operators.Operators.layer).pipe(
+export const layerDirectory = Layer.mergeAll(
+  Directory.Directory.layer,
+  AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
+  Sessions.Sessions.layer
+).pipe(
   Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(layerEphemeralCursorSecret))),
   Layer.provideMerge(layer),
   Layer.provideMerge(layerCrypto)

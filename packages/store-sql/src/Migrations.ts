@@ -439,6 +439,39 @@ const watchEventVersions = statements(
   `CREATE INDEX watch_delivery_attempts_by_time ON watch_delivery_attempts (attempted_at)`
 )
 
+/*
+ * 0016: an account's owner signs in to the account area by this address. Two addresses that
+ * differ in case are one owner's (core Email.key), so the unique index is on lower(email).
+ */
+const accountEmail = statements(
+  `ALTER TABLE accounts ADD COLUMN email text`,
+  `CREATE UNIQUE INDEX accounts_email ON accounts (lower(email)) WHERE email IS NOT NULL`
+)
+
+/*
+ * 0017: the account area's one-time sign-in links and sessions, each stored as the SHA-256 of
+ * its token (core Session.ts). Ending every session of an account reads its open ones by index.
+ */
+const sessions = statements(
+  `CREATE TABLE sign_in_links (
+    digest text PRIMARY KEY,
+    account_id text NOT NULL REFERENCES accounts (id),
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    used_at timestamptz
+  )`,
+  `CREATE TABLE sessions (
+    id text PRIMARY KEY,
+    account_id text NOT NULL REFERENCES accounts (id),
+    digest text NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL,
+    last_seen_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    ended_at timestamptz
+  )`,
+  `CREATE INDEX sessions_open_by_account ON sessions (account_id) WHERE ended_at IS NULL`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -453,7 +486,9 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_running_holds": runningHolds,
   "0013_tld_latest": tldLatest,
   "0014_running_holds_by_end": runningHoldsByEnd,
-  "0015_watch_event_versions": watchEventVersions
+  "0015_watch_event_versions": watchEventVersions,
+  "0016_account_email": accountEmail,
+  "0017_sessions": sessions
 }
 
 const run = Migrator.make({})

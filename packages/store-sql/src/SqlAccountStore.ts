@@ -1,8 +1,8 @@
 import { AccountStore, Errors, type Ids, type Keyset, type Plan } from "@dropshelf/core"
 import { Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { KeyLookups } from "./KeyLookups.ts"
-import { instant, toDate } from "./Rows.ts"
+import { instant, textOrNull, toDate } from "./Rows.ts"
 
 type Row = Record<string, unknown>
 
@@ -10,40 +10,65 @@ export const toAccount = (row: Row, prefix = ""): AccountStore.AccountRecord => 
   id: row[`${prefix}id`] as Ids.AccountId,
   name: row[`${prefix}name`] as string,
   plan: row[`${prefix}plan`] as Plan.StoredPlan,
-  createdAt: instant(row[`${prefix}created_at`])
+  createdAt: instant(row[`${prefix}created_at`]),
+  email: textOrNull(row[`${prefix}email`])
 })
+
+/** The columns `toAccount` reads. */
+export const ACCOUNT_COLUMNS = "id, name, plan, created_at, email"
+
+/** A unique violation on the owner's address, as the domain's refusal; any other failure is a defect. */
+const emailRefused = (email: string | null | undefined) => (error: SqlError.SqlError) =>
+  error.reason._tag === "UniqueViolation" && email !== null && email !== undefined
+    ? Effect.fail(new Errors.EmailTaken({ email }))
+    : Effect.die(error)
 
 export const newAccountId = () => `acct_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const keyLookups = yield* KeyLookups
+  const columns = sql.literal(ACCOUNT_COLUMNS)
 
-  const create = (request: { readonly name: string; readonly plan: Plan.StoredPlan; readonly at: number }) =>
-    sql<Row>`INSERT INTO accounts (id, name, plan, created_at)
-      VALUES (${newAccountId()}, ${request.name}, ${request.plan}, ${toDate(request.at)})
-      RETURNING id, name, plan, created_at`.pipe(
+  const create = (request: {
+    readonly name: string
+    readonly plan: Plan.StoredPlan
+    readonly at: number
+    readonly email?: string | null | undefined
+  }) =>
+    sql<Row>`INSERT INTO accounts (id, name, plan, created_at, email)
+      VALUES (${newAccountId()}, ${request.name}, ${request.plan}, ${toDate(request.at)}, ${request.email ?? null})
+      RETURNING ${columns}`.pipe(
       Effect.map((rows) => toAccount(rows[0]!)),
-      Effect.orDie
+      Effect.catchTag("SqlError", emailRefused(request.email))
     )
+
+  const setEmail = (id: string, email: string | null) =>
+    Effect.gen(function*() {
+      const rows = yield* sql<Row>`UPDATE accounts SET email = ${email} WHERE id = ${id} RETURNING ${columns}`.pipe(
+        Effect.catchTag("SqlError", emailRefused(email))
+      )
+      if (rows[0] === undefined) return yield* new Errors.AccountNotFound({ accountId: id })
+      return toAccount(rows[0])
+    })
 
   const setPlan = (id: string, plan: Plan.StoredPlan) =>
     Effect.gen(function*() {
       const rows = yield* sql<Row>`UPDATE accounts SET plan = ${plan} WHERE id = ${id}
-        RETURNING id, name, plan, created_at`.pipe(Effect.orDie)
+        RETURNING ${columns}`.pipe(Effect.orDie)
       keyLookups.invalidate()
       if (rows[0] === undefined) return yield* new Errors.AccountNotFound({ accountId: id })
       return toAccount(rows[0])
     })
 
   const find = (id: string) =>
-    sql<Row>`SELECT id, name, plan, created_at FROM accounts WHERE id = ${id}`.pipe(
+    sql<Row>`SELECT ${columns} FROM accounts WHERE id = ${id}`.pipe(
       Effect.map((rows) => (rows[0] === undefined ? undefined : toAccount(rows[0]))),
       Effect.orDie
     )
 
   const list = (page: Keyset.KeysetRequest) =>
-    sql<Row>`SELECT id, name, plan, created_at FROM accounts
+    sql<Row>`SELECT ${columns} FROM accounts
       WHERE ${
       page.after === undefined
         ? sql`TRUE`
@@ -54,7 +79,7 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return AccountStore.AccountStore.of({ create, setPlan, find, list })
+  return AccountStore.AccountStore.of({ create, setPlan, setEmail, find, list })
 })
 
 export const layer = Layer.effect(AccountStore.AccountStore, make)

@@ -112,7 +112,7 @@ export const make = Effect.gen(function*() {
 
   const lookUp = (digest: string) =>
     sql<Row>`SELECT k.id, k.account_id, k.name, k.prefix, k.digest, k.created_at, k.last_used_at, k.revoked_at,
-        k.expires_at, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.created_at AS a_created_at
+        k.expires_at, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.created_at AS a_created_at, a.email AS a_email
       FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.digest = ${digest}`.pipe(
       Effect.map((rows) => (rows[0] === undefined ? undefined : { key: toKey(rows[0]), account: toAccount(rows[0], "a_") })),
@@ -149,7 +149,7 @@ export const make = Effect.gen(function*() {
 
   const findByPrefix = (prefix: string) =>
     sql<Row>`SELECT k.id, k.account_id, k.name, k.prefix, k.digest, k.created_at, k.last_used_at, k.revoked_at,
-        k.expires_at, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.created_at AS a_created_at
+        k.expires_at, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.created_at AS a_created_at, a.email AS a_email
       FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.prefix = ${prefix}`.pipe(
       Effect.map((rows) => (rows[0] === undefined ? undefined : { key: toKey(rows[0]), account: toAccount(rows[0], "a_") })),

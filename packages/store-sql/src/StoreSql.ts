@@ -1,4 +1,4 @@
-import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, RevealStore, WatchStore } from "@dropshelf/core"
+import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, RevealStore, SessionStore, WatchStore } from "@dropshelf/core"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue } from "effect"
 import { SqlClient } from "effect/sql"
@@ -15,6 +15,7 @@ import * as SqlIdempotencyStore from "./SqlIdempotencyStore.ts"
 import * as SqlKeyStore from "./SqlKeyStore.ts"
 import * as SqlListingStore from "./SqlListingStore.ts"
 import * as SqlRevealStore from "./SqlRevealStore.ts"
+import * as SqlSessionStore from "./SqlSessionStore.ts"
 import * as SpooledSnapshot from "./SpooledSnapshot.ts"
 import * as SqlWatchStore from "./SqlWatchStore.ts"
 import { oneLine, StoreOpenError } from "./StoreOpenError.ts"
@@ -41,6 +42,7 @@ export type Stores =
   | KeyStore.KeyStore
   | IdempotencyStore.IdempotencyStore
   | WatchStore.WatchStore
+  | SessionStore.SessionStore
 
 /** What every deployment layer provides: every storage port and the SqlClient they run on. */
 export type Services = Stores | SqlClient.SqlClient
@@ -59,7 +61,8 @@ export const layerStores: Layer.Layer<Stores | KeyLookups, never, SqlClient.SqlC
   SqlAccountStore.layer,
   SqlKeyStore.layer,
   SqlIdempotencyStore.layer,
-  SqlWatchStore.layer
+  SqlWatchStore.layer,
+  SqlSessionStore.layer
 ).pipe(Layer.provideMerge(KeyLookups.layer))
 
 /**

@@ -132,6 +132,8 @@ export const enveloped = (response: HttpServerResponse.HttpServerResponse, pathn
   const body = response.body as { readonly contentType?: string }
   const contentType = response.headers["content-type"] ?? body.contentType
   if (contentType !== undefined && contentType.startsWith("application/json")) return response
+  // The account area's pages answer people, in HTML, refusals included.
+  if (contentType !== undefined && contentType.startsWith("text/html")) return response
   switch (response.status) {
     case 400:
     case 415:

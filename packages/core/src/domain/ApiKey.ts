@@ -1,4 +1,6 @@
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
+import { InvalidRequest } from "./errors.ts"
+import { storable } from "./Text.ts"
 import { Digest, SecureRandom } from "effect/crypto"
 
 /*
@@ -102,3 +104,13 @@ export type KeyState = "live" | "expired" | "revoked"
 
 export const keyStateAt = (key: { readonly revokedAt: number | null; readonly expiresAt: number | null }, now: number): KeyState =>
   key.revokedAt !== null ? "revoked" : isLiveAt(key, now) ? "live" : "expired"
+
+/** The longest name a person may give a key: a label, shown in lists. */
+export const MAX_NAME_LENGTH = 100
+
+/** A key's name as a person typed it, trimmed: 1 to MAX_NAME_LENGTH storable characters. */
+export const decodeName = (text: string): Result.Result<string, InvalidRequest> =>
+  Result.flatMap(storable("name", text.trim()), (name) =>
+    name.length === 0 || name.length > MAX_NAME_LENGTH
+      ? Result.fail(new InvalidRequest({ parameter: "name", message: `name accepts 1 to ${MAX_NAME_LENGTH} characters` }))
+      : Result.succeed(name))

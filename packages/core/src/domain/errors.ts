@@ -98,6 +98,17 @@ export class AccountNotFound extends Schema.TaggedError<AccountNotFound>()("Acco
   accountId: Schema.String
 }) {}
 
+/** Another account already has this owner email (case aside). */
+export class EmailTaken extends Schema.TaggedError<EmailTaken>()("EmailTaken", {
+  email: Schema.String
+}) {}
+
+/** A sign-in link that is unknown, already used or expired: deliberately one answer for all three. */
+export class SignInLinkInvalid extends Schema.TaggedError<SignInLinkInvalid>()("SignInLinkInvalid", {}) {}
+
+/** No live session for this token: unknown, signed out, idle too long or past its absolute end. */
+export class SessionEnded extends Schema.TaggedError<SessionEnded>()("SessionEnded", {}) {}
+
 export class KeyNotFound extends Schema.TaggedError<KeyNotFound>()("KeyNotFound", {
   prefix: Schema.String
 }) {}

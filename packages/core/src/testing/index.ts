@@ -2,3 +2,4 @@
 export * as StoreContract from "./StoreContract.ts"
 export * as Fixtures from "./fixtures.ts"
 export * as WatchContract from "./WatchContract.ts"
+export * as SessionContract from "./SessionContract.ts"

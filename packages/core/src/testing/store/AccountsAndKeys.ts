@@ -21,6 +21,36 @@ export const suite = (name: string, run: Run) => {
         assert.strictEqual(yield* accounts.find("acct_nosuch"), undefined)
       })))
 
+    it.live("an owner's email: none at first, set, cleared, unique among accounts case aside", () =>
+      run(Effect.gen(function*() {
+        const accounts = yield* AccountStore
+        const plain = yield* accounts.create({ name: "Plain", plan: "free", at: T0 })
+        assert.strictEqual(plain.email, null)
+        const owned = yield* accounts.create({ name: "Owned", plan: "pro", at: T0, email: "Owner@Example.com" })
+        assert.strictEqual(owned.email, "Owner@Example.com")
+        assert.deepStrictEqual(yield* accounts.find(owned.id), owned)
+        assert.deepStrictEqual(
+          yield* Effect.flip(accounts.create({ name: "Copy", plan: "free", at: T0, email: "owner@example.COM" })),
+          new Errors.EmailTaken({ email: "owner@example.COM" })
+        )
+        assert.deepStrictEqual(
+          yield* Effect.flip(accounts.setEmail(plain.id, "OWNER@example.com")),
+          new Errors.EmailTaken({ email: "OWNER@example.com" })
+        )
+        // An account may write its own address in another case.
+        assert.strictEqual((yield* accounts.setEmail(owned.id, "owner@example.com")).email, "owner@example.com")
+        assert.strictEqual((yield* accounts.setEmail(plain.id, "plain@example.com")).email, "plain@example.com")
+        assert.strictEqual((yield* accounts.find(plain.id))!.email, "plain@example.com")
+        // Cleared, the address is free for another account; two accounts may have none.
+        assert.strictEqual((yield* accounts.setEmail(owned.id, null)).email, null)
+        assert.strictEqual((yield* accounts.setEmail(plain.id, "Owner@Example.com")).email, "Owner@Example.com")
+        yield* accounts.setEmail(plain.id, null)
+        assert.deepStrictEqual(
+          yield* Effect.flip(accounts.setEmail("acct_nosuch", "x@example.com")),
+          new Errors.AccountNotFound({ accountId: "acct_nosuch" })
+        )
+      })))
+
     it.live("keys: the live ceiling, look-up by digest, touch and revoke", () =>
       run(Effect.gen(function*() {
         const accounts = yield* AccountStore

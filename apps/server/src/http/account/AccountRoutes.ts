@@ -1,0 +1,214 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
+import { AccountArea, Sessions } from "@dropshelf/core"
+import { type Asset, script, stylesheet } from "./Assets.ts"
+import * as Pages from "./Pages.ts"
+import {
+  clearedSessionCookie,
+  csrfTokenOf,
+  isCsrfToken,
+  isSameOrigin,
+  PAGE_HEADERS,
+  sessionCookie,
+  sessionTokenOf
+} from "./Security.ts"
+
+/*
+ * The account area: server-rendered pages under /account, /signin and /signout, beside the
+ * API on the same server, over the core's `Sessions` and `AccountArea`. Only these routes read
+ * or set the session cookie. Every POST needs a same-origin request and, once signed in, the
+ * session's CSRF token (Security.ts).
+ */
+
+/** The account area's settings, from the server's options. */
+export class AccountSettings extends Context.Service<AccountSettings, {
+  /** The origin people reach the area at (DROPSHELF_PUBLIC_URL); unset: the request's own `Host`. */
+  readonly publicUrl: string | undefined
+  /** Where a person whose plan lacks a feature may upgrade (DROPSHELF_UPGRADE_URL). */
+  readonly upgradeUrl: string | undefined
+}>()("@dropshelf/server/AccountSettings") {}
+
+/** Every route of the account area and its methods, for the boundary's 405 and `Allow`. */
+export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "/signin": ["GET", "POST"],
+  "/signout": ["POST"],
+  "/account": ["GET"],
+  "/account/keys": ["GET", "POST"],
+  "/account/keys/:id/revoke": ["POST"],
+  "/account/keys/:id/rotate": ["POST"],
+  "/account/sessions/end-all": ["POST"],
+  "/account/assets/:file": ["GET"]
+}
+
+const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
+  HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: { ...PAGE_HEADERS, ...headers } })
+
+const seeOther = (location: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.empty({ status: 303, headers: { ...PAGE_HEADERS, location, ...headers } })
+
+const served = (asset: Asset) =>
+  HttpServerRequest.HttpServerRequest.use((request) =>
+    Effect.succeed(
+      request.headers["if-none-match"] === asset.etag
+        ? HttpServerResponse.empty({ status: 304, headers: { etag: asset.etag } })
+        : HttpServerResponse.uint8Array(asset.body, {
+          contentType: asset.contentType,
+          headers: {
+            etag: asset.etag,
+            "cache-control": "public, max-age=31536000, immutable",
+            "x-content-type-options": "nosniff"
+          }
+        })
+    )
+  )
+
+/** A form's fields; a body that is no form reads as empty, and then fails the CSRF check. */
+const formOf = (request: HttpServerRequest.HttpServerRequest) =>
+  request.urlParamsBody.pipe(Effect.orElseSucceed(() => UrlParams.empty))
+
+const field = (form: UrlParams.UrlParams, name: string): string | undefined => {
+  const value = UrlParams.getFirst(form, name)
+  return value._tag === "Some" ? value.value : undefined
+}
+
+export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
+  const sessions = yield* Sessions.Sessions
+  const area = yield* AccountArea.AccountArea
+  const settings = yield* AccountSettings
+
+  /** The signed-in person of this request, or `undefined`. */
+  const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
+    const token = sessionTokenOf(request)
+    if (token === undefined) return Effect.succeed(undefined)
+    return sessions.authenticate(token).pipe(
+      Effect.map((caller) => ({
+        ...caller,
+        token,
+        signedIn: { accountName: caller.account.name, csrf: csrfTokenOf(token) } satisfies Pages.SignedIn
+      })),
+      Effect.orElseSucceed(() => undefined)
+    )
+  }
+  type Caller = NonNullable<Effect.Success<ReturnType<typeof callerOf>>>
+
+  /** A page for a signed-in person; anyone else is sent to sign in. */
+  const signedInPage = <E, R>(handler: (caller: Caller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    HttpServerRequest.HttpServerRequest.use((request) =>
+      Effect.flatMap(callerOf(request), (caller) =>
+        caller === undefined ? Effect.succeed(seeOther("/signin", { "set-cookie": clearedSessionCookie })) : handler(caller, request))
+    )
+
+  /** A state-changing request of a signed-in person: same-origin, with the session's CSRF token. */
+  const signedInForm = <E, R>(
+    handler: (caller: Caller, form: UrlParams.UrlParams, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ) =>
+    HttpServerRequest.HttpServerRequest.use((request) =>
+      Effect.gen(function*() {
+        const form = yield* formOf(request)
+        if (!isSameOrigin(request, settings.publicUrl)) return page(Pages.forbidden(), 403)
+        const caller = yield* callerOf(request)
+        if (caller === undefined) return seeOther("/signin", { "set-cookie": clearedSessionCookie })
+        if (!isCsrfToken(caller.token, field(form, "csrf"))) return page(Pages.forbidden(), 403)
+        return yield* handler(caller, form, request)
+      })
+    )
+
+  const apiBaseOf = (request: HttpServerRequest.HttpServerRequest) =>
+    settings.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`
+
+  const keysPage = (caller: Caller, options: { readonly refusal?: string; readonly revoked?: string; readonly status?: number } = {}) =>
+    Effect.gen(function*() {
+      const list = yield* area.keys(caller.account.id).pipe(Effect.orDie)
+      const now = yield* Clock.currentTimeMillis
+      const overview = yield* area.overview(caller.account.id).pipe(Effect.orDie)
+      return page(
+        Pages.keys(list, now, caller.signedIn, { liveLimit: overview.plan.liveKeys, refusal: options.refusal, revoked: options.revoked }),
+        options.status ?? 200
+      )
+    })
+
+  return Layer.mergeAll(
+    HttpRouter.add("GET", "/signin", HttpServerRequest.HttpServerRequest.use((request) => {
+      const token = new URL(request.url, "http://localhost").searchParams.get("token")
+      return Effect.succeed(page(token === null || token === "" ? Pages.signIn() : Pages.continueSignIn(token)))
+    })),
+    HttpRouter.add("POST", "/signin", HttpServerRequest.HttpServerRequest.use((request) =>
+      Effect.gen(function*() {
+        const form = yield* formOf(request)
+        if (!isSameOrigin(request, settings.publicUrl)) return page(Pages.forbidden(), 403)
+        const redeemed = yield* Effect.result(sessions.redeem(field(form, "token") ?? "", sessionTokenOf(request)))
+        if (redeemed._tag === "Failure") return page(Pages.linkInvalid(), 400)
+        return seeOther("/account", { "set-cookie": sessionCookie(redeemed.success.token) })
+      })
+    )),
+    HttpRouter.add("POST", "/signout", HttpServerRequest.HttpServerRequest.use((request) =>
+      Effect.gen(function*() {
+        const form = yield* formOf(request)
+        if (!isSameOrigin(request, settings.publicUrl)) return page(Pages.forbidden(), 403)
+        const token = sessionTokenOf(request)
+        if (token !== undefined) {
+          if (!isCsrfToken(token, field(form, "csrf"))) return page(Pages.forbidden(), 403)
+          yield* sessions.signOut(token)
+        }
+        return seeOther("/signin", { "set-cookie": clearedSessionCookie })
+      })
+    )),
+    HttpRouter.add("GET", "/account", signedInPage((caller) =>
+      Effect.map(area.overview(caller.account.id).pipe(Effect.orDie), (view) =>
+        page(Pages.overview(view, caller.signedIn, settings.upgradeUrl))))),
+    HttpRouter.add("GET", "/account/keys", signedInPage((caller) => keysPage(caller))),
+    HttpRouter.add("POST", "/account/keys", signedInForm((caller, form, request) =>
+      Effect.gen(function*() {
+        const expiry = Pages.EXPIRIES.find(([value]) => value === (field(form, "expires") ?? "never"))
+        if (expiry === undefined) return yield* keysPage(caller, { refusal: "Choose when the key expires from the list.", status: 400 })
+        const created = yield* Effect.result(area.createKey(caller.account.id, field(form, "name") ?? "", expiry[2]))
+        if (created._tag === "Success") {
+          return page(Pages.created(created.success.secret, created.success.key, apiBaseOf(request), caller.signedIn))
+        }
+        const error = created.failure
+        switch (error._tag) {
+          case "KeyLimitReached":
+            return yield* keysPage(caller, {
+              refusal: `Your plan allows ${error.limit} live keys, and you have them all. Revoke one to create another.`,
+              status: 409
+            })
+          case "InvalidRequest":
+            return yield* keysPage(caller, { refusal: `The key's ${error.message}.`, status: 400 })
+          case "AccountNotFound":
+            return seeOther("/signin", { "set-cookie": clearedSessionCookie })
+        }
+      }))),
+    HttpRouter.add("POST", "/account/keys/:id/revoke", signedInForm((caller) =>
+      Effect.gen(function*() {
+        const { id } = yield* HttpRouter.params
+        const revoked = yield* Effect.result(area.revokeKey(caller.account.id, id ?? ""))
+        if (revoked._tag === "Failure") return yield* keysPage(caller, { refusal: "No such key on your account.", status: 404 })
+        return yield* keysPage(caller, { revoked: revoked.success.prefix })
+      }))),
+    HttpRouter.add("POST", "/account/keys/:id/rotate", signedInForm((caller, _form, request) =>
+      Effect.gen(function*() {
+        const { id } = yield* HttpRouter.params
+        const rotated = yield* Effect.result(area.rotateKey(caller.account.id, id ?? ""))
+        if (rotated._tag === "Success") {
+          const { key, retired, secret } = rotated.success
+          return page(Pages.created(secret, key, apiBaseOf(request), caller.signedIn, retired))
+        }
+        const error = rotated.failure
+        return error._tag === "KeyLimitReached"
+          ? yield* keysPage(caller, { refusal: `Your plan allows ${error.limit} live keys, and you have them all. Revoke one to rotate another.`, status: 409 })
+          : yield* keysPage(caller, { refusal: "No live key of that name on your account.", status: 404 })
+      }))),
+    HttpRouter.add("POST", "/account/sessions/end-all", signedInForm((caller) =>
+      Effect.gen(function*() {
+        yield* sessions.signOutEverywhere(caller.account.id)
+        return seeOther("/signin", { "set-cookie": clearedSessionCookie })
+      }))),
+    HttpRouter.add("GET", "/account/assets/:file", Effect.gen(function*() {
+      const { file } = yield* HttpRouter.params
+      const path = `/account/assets/${file}`
+      if (path === stylesheet.path) return yield* served(stylesheet)
+      if (path === script.path) return yield* served(script)
+      return page(Pages.layout("Not found", Pages.notFound()), 404)
+    }))
+  )
+}))

@@ -1,0 +1,4 @@
+import { SessionContract } from "@dropshelf/core/testing"
+import { StoreMemory } from "@dropshelf/store-memory"
+
+SessionContract.suite("memory", StoreMemory.layerStores)
