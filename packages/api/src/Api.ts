@@ -35,7 +35,7 @@ export const CONDITIONAL_READS = ["account.me", "domains.list", "domains.get", "
 
 /** What the key middleware hands every keyed handler: the caller and this request's rate decision. */
 export class CurrentCaller extends Context.Service<CurrentCaller, {
-  readonly caller: Directory.Caller
+  readonly caller: Directory.KeyCaller
   readonly rate: RateLimiter.RateDecision
 }>()("@dropshelf/server/CurrentCaller") {}
 

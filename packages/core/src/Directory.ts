@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Schedule, type Stream } from "effect"
 import * as Authentication from "./directory/Authentication.ts"
-import type { Caller } from "./directory/Authentication.ts"
+import type { Caller, KeyCaller } from "./directory/Authentication.ts"
 import * as Holds from "./directory/Holds.ts"
 import * as IdempotentWrites from "./directory/IdempotentWrites.ts"
 import * as Listings from "./directory/Listings.ts"
@@ -33,7 +33,7 @@ import type { RateDecision } from "./ports/RateLimiter.ts"
  * runs in a span of its name (`Directory.list`…) while tracing is on.
  */
 
-export { type Caller, KEY_TOUCH_INTERVAL_MS } from "./directory/Authentication.ts"
+export { type Caller, callerOf, KEY_TOUCH_INTERVAL_MS, type KeyCaller } from "./directory/Authentication.ts"
 export { IDEMPOTENCY_POLL_MS } from "./directory/IdempotentWrites.ts"
 export { CODES_SHOWN, SNAPSHOT_CHUNK, type SnapshotItem, SNAPSHOTS_AT_ONCE } from "./directory/Listings.ts"
 
@@ -60,8 +60,8 @@ export const SinceHorizonDays = Context.Reference<number>("@dropshelf/core/Since
  */
 export class Directory extends Context.Service<Directory, {
   /** Resolves a bearer secret to a caller; the plan is read afresh on every call. */
-  readonly authenticate: (secret: string | undefined) => Effect.Effect<Caller, Unauthorized>
-  readonly me: (caller: Caller, rate: RateDecision) => Effect.Effect<MeView>
+  readonly authenticate: (secret: string | undefined) => Effect.Effect<KeyCaller, Unauthorized>
+  readonly me: (caller: KeyCaller, rate: RateDecision) => Effect.Effect<MeView>
   /**
    * A page of listings as this caller reads them: each record with what this caller is told of
    * it (`ListingJson.pageJson` renders it as REST and MCP send it, `Listing.toPageView` makes its

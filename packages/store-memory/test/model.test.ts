@@ -39,7 +39,7 @@ interface Model {
 interface Real {
   readonly runtime: ManagedRuntime.ManagedRuntime<Directory.Directory | Operators.Operators, never>
   readonly clock: { now: number }
-  readonly callers: ReadonlyArray<Directory.Caller>
+  readonly callers: ReadonlyArray<Directory.KeyCaller>
 }
 
 const planOf = (account: number) => Plan.Plans[ACCOUNTS[account]!]

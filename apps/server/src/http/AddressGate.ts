@@ -78,7 +78,7 @@ export class AddressGate extends Context.Service<AddressGate, {
   readonly authenticate: (
     request: HttpServerRequest.HttpServerRequest,
     secret: string | undefined
-  ) => Effect.Effect<Directory.Caller, Errors.Unauthorized | AddressLimited>
+  ) => Effect.Effect<Directory.KeyCaller, Errors.Unauthorized | AddressLimited>
 }>()("@dropshelf/server/AddressGate") {
   /** Needs `Directory` and the `RateLimiter` the key counters use. */
   static readonly layer = (failuresPerMinute: number) =>

@@ -63,14 +63,14 @@ export class Admission extends Context.Service<Admission, {
   readonly authenticate: (
     exchange: Exchange,
     request: HttpServerRequest.HttpServerRequest
-  ) => Effect.Effect<Directory.Caller, Errors.Unauthorized | AddressLimited>
+  ) => Effect.Effect<Directory.KeyCaller, Errors.Unauthorized | AddressLimited>
   /**
    * Counts one request of `caller` against its key's window, allowed or not. A POST to `/mcp`
    * counts once more for each later tool call of a batch; its answer tells the lowest remaining.
    */
-  readonly count: (exchange: Exchange, caller: Directory.Caller) => Effect.Effect<Counted>
+  readonly count: (exchange: Exchange, caller: Directory.KeyCaller) => Effect.Effect<Counted>
   /** The key's window as it stands, without counting. */
-  readonly peek: (caller: Directory.Caller) => Effect.Effect<RateLimiter.RateDecision>
+  readonly peek: (caller: Directory.KeyCaller) => Effect.Effect<RateLimiter.RateDecision>
   /** Admits the request uncounted (a 304, the MCP stream probe): the answer tells `rate`, never `Retry-After`. */
   readonly uncounted: (exchange: Exchange, rate: RateLimiter.RateDecision) => Effect.Effect<Record<string, string>>
   /**
@@ -107,7 +107,7 @@ export class Admission extends Context.Service<Admission, {
         })
       }
 
-      const count = Effect.fnUntraced(function*(exchange: Exchange, caller: Directory.Caller) {
+      const count = Effect.fnUntraced(function*(exchange: Exchange, caller: Directory.KeyCaller) {
         const rate = yield* limiter.hit(caller.key.id, caller.plan.requestsPerMinute)
         const headers = rateLimitHeaders(rate, yield* Clock.currentTimeMillis)
         if (exchange.rate === undefined || rate.remaining <= exchange.rate.remaining) {
@@ -131,7 +131,7 @@ export class Admission extends Context.Service<Admission, {
         return headers
       })
 
-      const peek = (caller: Directory.Caller) => limiter.peek(caller.key.id, caller.plan.requestsPerMinute)
+      const peek = (caller: Directory.KeyCaller) => limiter.peek(caller.key.id, caller.plan.requestsPerMinute)
 
       const settle = Effect.fnUntraced(function*(
         exchange: Exchange,

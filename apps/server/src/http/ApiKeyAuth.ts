@@ -39,7 +39,7 @@ export const ApiKeyAuthLive = Layer.effect(
   Effect.gen(function*() {
     const admission = yield* Admission
 
-    const counted = Effect.fnUntraced(function*(exchange: Exchange, caller: Directory.Caller) {
+    const counted = Effect.fnUntraced(function*(exchange: Exchange, caller: Directory.KeyCaller) {
       const { rate, refusal } = yield* admission.count(exchange, caller)
       if (refusal !== undefined) return yield* new RateLimitedError({ error: refusal })
       return rate

@@ -29,7 +29,7 @@ export class Exchange {
 }
 
 export type AuthenticationOutcome =
-  | { readonly _tag: "Success"; readonly caller: Directory.Caller }
+  | { readonly _tag: "Success"; readonly caller: Directory.KeyCaller }
   | { readonly _tag: "Failure"; readonly failure: Errors.Unauthorized | AddressLimited }
 
 /** This request's exchange, provided by the boundary; outside one (a unit test), an exchange without a key. */

@@ -33,7 +33,7 @@ const markReplayed = HttpEffect.appendPreResponseHandler((_request, response) =>
  */
 const writeOnce = <W extends Idempotency.Write, E>(
   directory: Directory.Directory["Service"],
-  caller: Directory.Caller,
+  caller: Directory.KeyCaller,
   request: HttpServerRequest.HttpServerRequest,
   write: W,
   plain: Effect.Effect<Idempotency.WriteValue<W>, E>
@@ -105,7 +105,7 @@ const DomainsHandlers = HttpApiBuilder.group(
      * The account's hourly allowance of snapshots, counted only for a caller whose plan has them.
      * A HEAD reads no listing, so it only asks whether a GET would be allowed (`spend` false).
      */
-    const startSnapshot = Effect.fnUntraced(function*(caller: Directory.Caller, spend: boolean) {
+    const startSnapshot = Effect.fnUntraced(function*(caller: Directory.KeyCaller, spend: boolean) {
       const items = yield* directory.snapshot(caller)
       const allowance = yield* (spend ? limiter.hit : limiter.peek)(`snapshot:${caller.accountId}`, Plan.SNAPSHOTS_PER_HOUR, Time.HOUR)
       if (!allowance.allowed) {

@@ -95,7 +95,7 @@ interface ToolAdmission {
 interface CallContext {
   readonly directory: Directory.Directory["Service"]
   readonly watches: Watches.Watches["Service"]
-  readonly caller: Directory.Caller
+  readonly caller: Directory.KeyCaller
   /** The rate decision for one tool call of this POST: the POST's own count for the first, a new count for each later one. */
   readonly admit: () => Promise<ToolAdmission>
   readonly context: Context.Context<never>

@@ -34,7 +34,7 @@ export interface ToolDefinition {
   readonly operation: Operation
   readonly run: (
     directory: Directory.Directory["Service"],
-    caller: Directory.Caller,
+    caller: Directory.KeyCaller,
     rate: RateLimiter.RateDecision,
     args: Record<string, unknown>,
     watches: Watches.Watches["Service"]

@@ -7,6 +7,7 @@ import type { MeView } from "../domain/Me.ts"
 import { effectivePlan, type PlanLimits } from "../domain/Plan.ts"
 import { remainingReveals } from "../domain/RevealLedger.ts"
 import { MINUTE, monthOf, startOfNextMonth, toIso } from "../domain/Time.ts"
+import type { AccountRecord } from "../ports/AccountStore.ts"
 import { KeyStore, type KeyRecord } from "../ports/KeyStore.ts"
 import type { RateDecision } from "../ports/RateLimiter.ts"
 import { RevealStore } from "../ports/RevealStore.ts"
@@ -17,12 +18,22 @@ import { span as useCase } from "../Spans.ts"
  * the caller what its plan allows and what it has used.
  */
 
-/** An authenticated call: the key, its account, and that account's plan as resolved for this request. */
+/**
+ * Whoever calls a use case: an account and its plan as resolved for this request. A person
+ * signed in to the account area calls as `callerOf(account)`; an API or MCP call as a `KeyCaller`.
+ */
 export interface Caller {
   readonly accountId: AccountId
   readonly plan: PlanLimits
+}
+
+/** An authenticated API call: a caller and the key it came with. */
+export interface KeyCaller extends Caller {
   readonly key: KeyRecord
 }
+
+/** The caller an account is, its plan resolved now (a lapsed plan reads as free). */
+export const callerOf = (account: AccountRecord): Caller => ({ accountId: account.id, plan: effectivePlan(account.plan) })
 
 /** `last_used_at` is written at most this often per key, so reads do not turn into writes. */
 export const KEY_TOUCH_INTERVAL_MS = MINUTE
@@ -56,10 +67,10 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
       accountId: found.account.id,
       plan: effectivePlan(found.account.plan),
       key: due ? { ...found.key, lastUsedAt: now } : found.key
-    } satisfies Caller
+    } satisfies KeyCaller
   }, useCase("Directory.authenticate"))
 
-  const me = Effect.fnUntraced(function*(caller: Caller, rate: RateDecision) {
+  const me = Effect.fnUntraced(function*(caller: KeyCaller, rate: RateDecision) {
     const now = yield* Clock.currentTimeMillis
     const used = yield* reveals.usedIn(caller.accountId, monthOf(now))
     return {
