@@ -4,41 +4,11 @@
  * serious or critical violation fails). Where no Chromium is installed the suite is skipped
  * and says why.
  */
-import { readFileSync } from "node:fs"
-import { existsSync } from "node:fs"
-import { createRequire } from "node:module"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
 import { call, memoryAdapter, type Running, start } from "./harness.ts"
 import { accountWithLink } from "./accountSupport.ts"
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
-const missing = existsSync(CHROMIUM)
-  ? undefined
-  : `no Chromium at ${CHROMIUM} (install Debian's chromium, or set CHROMIUM_PATH)`
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
-
-interface Violation {
-  readonly id: string
-  readonly impact: string | null
-  readonly help: string
-  readonly nodes: ReadonlyArray<{ readonly target: ReadonlyArray<string> }>
-}
-
-/**
- * axe-core's verdict on the page as it stands. Its source is evaluated through the DevTools
- * protocol, which the page's Content-Security-Policy (no inline script) does not govern.
- */
-const expectAccessible = async (page: Page) => {
-  await page.evaluate(AXE_SOURCE)
-  const violations = await page.evaluate<ReadonlyArray<Violation>>(
-    `axe.run(document, { resultTypes: ["violations"] }).then((result) =>
-      result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))`
-  )
-  const serious = violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-  expect(serious, `${page.url()}: ${JSON.stringify(serious, null, 2)}`).toEqual([])
-}
 
 describe.skipIf(missing !== undefined)(`the account area in headless Chromium${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let server: Running
@@ -49,11 +19,7 @@ describe.skipIf(missing !== undefined)(`the account area in headless Chromium${m
 
   beforeAll(async () => {
     server = await start(memoryAdapter)
-    const { chromium } = await import("playwright-core")
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
-    })
+    browser = await launchChromium()
   }, 60_000)
   afterEach(async () => {
     await context?.close()

@@ -2,15 +2,10 @@
  * Renders the interactive reference at /docs in headless Chromium (Debian's `chromium`, driven
  * by playwright-core). Where no Chromium is installed the test is skipped and says why.
  */
-import { existsSync } from "node:fs"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchChromium, missingChromium as missing } from "./browser.ts"
 import { account, memoryAdapter, type Running, start } from "./harness.ts"
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
-const missing = existsSync(CHROMIUM)
-  ? undefined
-  : `no Chromium at ${CHROMIUM} (install Debian's chromium, or set CHROMIUM_PATH)`
 
 /** A curl snippet as the page prints it: its URL, method and headers. */
 const parseCurl = (snippet: string) => {
@@ -37,11 +32,7 @@ describe.skipIf(missing !== undefined)(`/docs in headless Chromium${missing ? ` 
 
   beforeAll(async () => {
     server = await start(memoryAdapter)
-    const { chromium } = await import("playwright-core")
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
-    })
+    browser = await launchChromium()
     // Tall enough that every operation is laid out: Scalar renders sections as they come into view.
     page = await browser.newPage({ viewport: { width: 1400, height: 40_000 } })
     page.on("pageerror", (error) => errors.push(error.message))

@@ -112,9 +112,15 @@ export const watchesLayer = (settings: Partial<Watches.WatchSettings> = {}) => {
   )
 }
 
-export const start = async (adapter: Adapter, options: StartOptions = {}): Promise<Running> => {
-  const logs: Array<Record<string, unknown>> = []
-  const core = Layer.mergeAll(
+/**
+ * Every use case a test server runs, over the stores `stores` provides, with cursors signed as a
+ * deployment signs them (apps/cli Runtime.serverLayer) under a throwaway secret.
+ */
+export const useCasesOver = <A, E, R>(
+  stores: Layer.Layer<A, E, R>,
+  options: Pick<StartOptions, "watchSettings" | "idempotencyWaitMs" | "sinceHorizonDays" | "availability"> = {}
+) =>
+  Layer.mergeAll(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
     Sessions.Sessions.layer,
@@ -122,12 +128,15 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
   ).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
     Layer.provide(options.sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, options.sinceHorizonDays)),
-    // As a deployment signs cursors (apps/cli Runtime.serverLayer).
     Layer.provide(RememberedCursors.layer(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret)), true)),
     Layer.provide(options.availability ?? AvailabilityCheck.AvailabilityCheck.layerStampOnly),
-    Layer.provideMerge(adapter.layer()),
+    Layer.provideMerge(stores),
     Layer.provideMerge(StoreMemory.layerCrypto)
   )
+
+export const start = async (adapter: Adapter, options: StartOptions = {}): Promise<Running> => {
+  const logs: Array<Record<string, unknown>> = []
+  const core = useCasesOver(adapter.layer(), options)
   // What the server would log, as flat records: the annotations beside the level and message.
   const logger = Logger.map(Logger.formatStructured, (entry) => {
     logs.push({ ...entry.annotations, level: entry.level.toLowerCase(), message: entry.message })

@@ -7,11 +7,9 @@
 import { ConfigProvider, Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AccountArea, AvailabilityCheck, Cursor, Directory, Operators, Sessions } from "@dropshelf/core"
-import { StoreMemory } from "@dropshelf/store-memory"
 import { Health, Server, Telemetry } from "@dropshelf/server"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { account, addListings, call, listing, type Running, watchesLayer } from "./harness.ts"
+import { account, addListings, call, listing, type Running, useCasesOver } from "./harness.ts"
 import { type OtlpSpan, receiver } from "./otlp.ts"
 import { freePort } from "./processes.ts"
 import { parsePrometheus, sum } from "./prometheus.ts"
@@ -34,17 +32,7 @@ describe.skipIf(pglite.skip !== undefined)("observability (sql-pglite)", () => {
   beforeAll(async () => {
     otlp = await receiver()
     metricsPort = await freePort()
-    const core = Layer.mergeAll(
-    Directory.Directory.layer,
-    AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    Sessions.Sessions.layer,
-    watchesLayer()
-  ).pipe(
-      Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
-      Layer.provide(AvailabilityCheck.AvailabilityCheck.layerStampOnly),
-      Layer.provideMerge(pglite.layer()),
-      Layer.provideMerge(StoreMemory.layerCrypto)
-    )
+    const core = useCasesOver(pglite.layer())
     const logger = Logger.map(Logger.formatStructured, (entry) => {
       logs.push({ ...entry.annotations, level: entry.level.toLowerCase(), message: entry.message })
     })

@@ -14,11 +14,10 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { inspect } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AccountArea, AvailabilityCheck, Cursor, Directory, Operators, RateLimiter, Sessions } from "@dropshelf/core"
-import { StoreMemory } from "@dropshelf/store-memory"
+import { RateLimiter } from "@dropshelf/core"
 import { PoolMetrics, StoreSql } from "@dropshelf/store-sql"
 import { Server, Telemetry } from "@dropshelf/server"
-import { account, call, type Running, watchesLayer } from "./harness.ts"
+import { account, call, type Running, useCasesOver } from "./harness.ts"
 import { receiver } from "./otlp.ts"
 import { cli, freePort, freshDatabase, type Instance, serve } from "./processes.ts"
 import { has, scrape, sum } from "./prometheus.ts"
@@ -75,18 +74,7 @@ const startInProcess = async (
   const storage = PoolMetrics.layerExport.pipe(
     Layer.provideMerge(Layer.effectDiscard(StoreSql.migrate).pipe(Layer.provideMerge(StoreSql.layerPglite({ dataDir }))))
   )
-  const core = Layer.mergeAll(
-    Directory.Directory.layer,
-    AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    Sessions.Sessions.layer,
-    watchesLayer()
-  ).pipe(
-    Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret))),
-    Layer.provide(AvailabilityCheck.AvailabilityCheck.layerStampOnly),
-    Layer.provideMerge(RateLimiter.layerInProcess),
-    Layer.provideMerge(storage),
-    Layer.provideMerge(StoreMemory.layerCrypto)
-  )
+  const core = useCasesOver(Layer.merge(RateLimiter.layerInProcess, storage))
   const quiet = Logger.map(Logger.formatStructured, () => {})
   const stack = Server.layer({ port: 0, shutdownTimeout: "2 seconds", logger: quiet, metricsPort }).pipe(Layer.provideMerge(core))
   const runtime = ManagedRuntime.make(stack as Layer.Layer<any, unknown>)
