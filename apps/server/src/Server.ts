@@ -14,6 +14,7 @@ import { Admission } from "./http/Admission.ts"
 import { boundary, withBodyCap } from "./http/Boundary.ts"
 import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import * as DocsPage from "./http/DocsPage.ts"
+import { UpgradeUrl } from "./http/ErrorMapping.ts"
 import { RecordRoute } from "./http/Exchange.ts"
 import { acceptsGzip, HandlersLive, openApiDocument } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
@@ -73,7 +74,7 @@ export interface Options {
    * a form's `Origin` may name it); default the request's own `Host`.
    */
   readonly publicUrl?: string | undefined
-  /** Where the account area sends a person whose plan lacks a feature; default no link. */
+  /** Where to upgrade a plan: every 402 carries it as `upgrade_url`, the account area links to it; default none. */
   readonly upgradeUrl?: string | undefined
 }
 
@@ -179,7 +180,9 @@ export const layer = (
         })
       )
       const admission = yield* Admission
-      const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, admission, OUTSIDE)))
+      const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, admission, OUTSIDE))).pipe(
+        Effect.provideService(UpgradeUrl, options.upgradeUrl)
+      )
       return Layer.effectDiscard(Effect.gen(function*() {
         yield* withBodyCap(HttpServer.serveEffect(served))
         // Added after the server's own finalizer, so it runs first: the listener stays open while draining.
