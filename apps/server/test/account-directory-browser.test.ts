@@ -231,6 +231,24 @@ describe.skipIf(missing !== undefined)(`the account area's directory in headless
     expect((await call(server, "GET", "/api/v1/me", { key: secret })).body.reveals.used).toBe(1)
     expect(errors).toEqual([])
   }, 60_000)
+
+  it("past the plan's requests a minute, a 429 page says when to retry", async () => {
+    const second = new Date().getUTCSeconds()
+    if (second >= 45) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
+    const page = await open()
+    await signedIn(page, "free", "hurried")
+    // Signing in landed on the overview: the first of the free plan's 20 this minute.
+    let answer = await page.goto(`${server.base}/account/directory`)
+    for (let request = 3; request <= 20; request++) answer = await page.goto(`${server.base}/account/directory`)
+    expect(answer?.status()).toBe(200)
+    answer = await page.goto(`${server.base}/account/directory`)
+    expect(answer?.status()).toBe(429)
+    const retryAfter = answer!.headers()["retry-after"]!
+    await page.getByRole("heading", { level: 1, name: "Too many requests" }).waitFor()
+    expect(await page.getByRole("alert").innerText()).toContain(`Try again in ${retryAfter} seconds.`)
+    await expectAccessible(page)
+    expect(errors).toEqual([])
+  }, 90_000)
 })
 
 describe.skipIf(missing !== undefined)(`the directory's pages on the demo directory${missing ? ` (skipped: ${missing})` : ""}`, () => {

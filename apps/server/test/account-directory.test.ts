@@ -5,11 +5,18 @@ import { accountWithLink, csrfOf, send, signIn } from "./accountSupport.ts"
 
 /*
  * The directory for a signed-in person over HTTP, as a browser sends it: refusals of a filter
- * as the API words them, CSRF on reveal and hold, the upgrade link, and the 405 table. The flows a person clicks through are in account-directory-browser.
+ * as the API words them, CSRF on reveal and hold, the per-account web rate limit, the upgrade
+ * link, and the 405 table. The flows a person clicks through are in account-directory-browser.
  */
 
 const DAY = 86_400_000
 const UPGRADE_URL = "https://shop.example.com/upgrade?from=directory"
+
+/** Waits out the end of a wall-clock minute, so a burst stays inside one rate-limit window. */
+const awayFromMinuteEdge = async (seconds = 15) => {
+  const second = new Date().getUTCSeconds()
+  if (second >= 60 - seconds) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
+}
 
 /** Text as the templates escape it. */
 const escaped = (text: string) =>
@@ -70,6 +77,32 @@ describe("the account area's directory over HTTP", () => {
     // The same POST from the site's own page goes through.
     expect((await send(server, "POST", `/account/directory/${row.id}/reveal`, { session, form: { csrf } })).status).toBe(303)
     expect((await call(server, "GET", "/api/v1/me", { key: secret })).body.reveals.used).toBe(1)
+  })
+
+  it("a person's requests count against the plan's per-minute ceiling, apart from the account's keys", async () => {
+    await awayFromMinuteEdge()
+    const { secret, session } = await person(server, "free", "web-limit")
+    for (let request = 1; request <= 20; request++) {
+      const path = request % 2 === 0 ? "/account/directory" : "/account"
+      expect((await send(server, "GET", path, { session })).status, `request ${request}`).toBe(200)
+    }
+    const refused = await send(server, "GET", "/account/directory", { session })
+    expect(refused.status).toBe(429)
+    const retryAfter = Number(refused.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    expect(refused.text).toContain(`Try again in ${retryAfter} seconds.`)
+    expect(refused.headers.get("content-security-policy")).toContain("default-src 'none'")
+    // A form counts too, and is refused before it acts.
+    const csrf = csrfOf(refused.text)
+    expect((await send(server, "POST", "/account/keys", { session, form: { name: "late", csrf } })).status).toBe(429)
+    // The account's key has its own window, untouched.
+    const me = await call(server, "GET", "/api/v1/me", { key: secret })
+    expect(me.status).toBe(200)
+    expect(me.headers.get("x-ratelimit-remaining")).toBe("19")
+    // Another person is not limited by this one.
+    const other = await person(server, "free", "web-limit-other")
+    expect((await send(server, "GET", "/account/directory", { session: other.session })).status).toBe(200)
   })
 
   it("what the plan lacks links to the upgrade: a featured reveal and holds on free", async () => {

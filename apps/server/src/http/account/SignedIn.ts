@@ -1,13 +1,14 @@
-import { Context, Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
-import { Sessions } from "@dropshelf/core"
+import { html } from "@remix-run/html-template"
+import { Plan, RateLimiter, Sessions } from "@dropshelf/core"
 import * as Pages from "./Pages.ts"
 import { clearedSessionCookie, csrfTokenOf, isCsrfToken, isSameOrigin, PAGE_HEADERS, sessionTokenOf } from "./Security.ts"
 
 /*
- * What every route of the account area shares: who the signed-in person is, and the pages and
+ * What every route of the account area shares: who the signed-in person is, the pages and
  * forms only such a person reaches (a POST also same-origin and with the session's CSRF token,
- * Security.ts).
+ * Security.ts), and the person's per-minute ceiling of requests, counted apart from any key's.
  */
 
 /** The account area's settings, from the server's options. */
@@ -33,10 +34,25 @@ export const field = (form: UrlParams.UrlParams, name: string): string | undefin
   return value._tag === "Some" ? value.value : undefined
 }
 
-/** The helpers of the account area's routes; needs `Sessions` and `AccountSettings`. */
+/**
+ * The rate limiter's counter of a person's requests to the account area: one per account, named
+ * apart from the keys' counters, so the website and the API never spend each other's minute.
+ */
+export const webCounter = (accountId: string): string => `web:${accountId}`
+
+const tooManyRequests = (retryAfter: number, limit: number, signedIn: Pages.SignedIn) =>
+  Pages.layout(
+    "Too many requests",
+    html`<p class="notice bad" role="alert">Your plan allows ${limit} requests a minute in the account area, and this minute's are used.
+Try again in ${retryAfter} seconds.</p>`,
+    { signedIn }
+  )
+
+/** The helpers of the account area's routes; needs `Sessions`, `AccountSettings` and the `RateLimiter`. */
 export const make = Effect.gen(function*() {
   const sessions = yield* Sessions.Sessions
   const settings = yield* AccountSettings
+  const limiter = yield* RateLimiter.RateLimiter
 
   /** The signed-in person of this request, or `undefined`. */
   const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
@@ -53,6 +69,17 @@ export const make = Effect.gen(function*() {
   }
   type Caller = NonNullable<Effect.Success<ReturnType<typeof callerOf>>>
 
+  /**
+   * Counts the request against the account's ceiling, its plan's requests per minute; past it,
+   * the 429 page with `Retry-After`, else `undefined`.
+   */
+  const refusedOverLimit = Effect.fnUntraced(function*(caller: Caller) {
+    const rate = yield* limiter.hit(webCounter(caller.account.id), Plan.effectivePlan(caller.account.plan).requestsPerMinute)
+    if (rate.allowed) return undefined
+    const retryAfter = Math.max(1, Math.ceil((rate.resetAt - (yield* Clock.currentTimeMillis)) / 1000))
+    return page(tooManyRequests(retryAfter, rate.limit, caller.signedIn), 429, { "retry-after": String(retryAfter) })
+  })
+
   /** A page for a signed-in person; anyone else is sent to sign in. */
   const signedInPage = <E, R>(
     handler: (caller: Caller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -61,7 +88,7 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const caller = yield* callerOf(request)
         if (caller === undefined) return seeOther("/signin", { "set-cookie": clearedSessionCookie })
-        return yield* handler(caller, request)
+        return (yield* refusedOverLimit(caller)) ?? (yield* handler(caller, request))
       })
     )
 
@@ -76,7 +103,7 @@ export const make = Effect.gen(function*() {
         const caller = yield* callerOf(request)
         if (caller === undefined) return seeOther("/signin", { "set-cookie": clearedSessionCookie })
         if (!isCsrfToken(caller.token, field(form, "csrf"))) return page(Pages.forbidden(), 403)
-        return yield* handler(caller, form, request)
+        return (yield* refusedOverLimit(caller)) ?? (yield* handler(caller, form, request))
       })
     )
 
