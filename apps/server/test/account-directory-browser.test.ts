@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { Operators } from "@dropshelf/core"
 import { seedEntries } from "../../cli/src/Seed.ts"
+import { adapters, cleanupPgliteDirs } from "./adapters.ts"
 import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
 import { addListings, call, listing, memoryAdapter, newId, type Running, start } from "./harness.ts"
 import { accountWithLink } from "./accountSupport.ts"
@@ -251,14 +252,20 @@ describe.skipIf(missing !== undefined)(`the account area's directory in headless
   }, 90_000)
 })
 
-describe.skipIf(missing !== undefined)(`the directory's pages on the demo directory${missing ? ` (skipped: ${missing})` : ""}`, () => {
+const timedOn = adapters.filter((adapter) => adapter.name !== "sql-server").map((adapter) => ({
+  adapter,
+  skip: missing ?? adapter.skip
+}))
+
+describe.each(timedOn)("the directory's pages on the demo directory, $adapter.name", ({ adapter, skip }) => {
   let server: Running
   let browser: Browser
   /** A listing a pro account reads and would pay to reveal: its confirmation page is one of the pages timed. */
   let charged: string
 
   beforeAll(async () => {
-    server = await start(memoryAdapter)
+    if (skip !== undefined) return
+    server = await start(adapter)
     // The listings `npm start` seeds (DEMO_LISTINGS of DEMO_SEED).
     const inputs = Array.from(seedEntries(5000, 1, Date.now()), (entry) => entry.input)
     await addListings(server, inputs)
@@ -268,9 +275,10 @@ describe.skipIf(missing !== undefined)(`the directory's pages on the demo direct
   afterAll(async () => {
     await browser?.close()
     await server?.close()
+    cleanupPgliteDirs()
   })
 
-  it("every page answers within 100 ms", async () => {
+  it.skipIf(skip !== undefined)(`every page answers within 100 ms${skip === undefined ? "" : ` (skipped: ${skip})`}`, async () => {
     const context = await browser.newContext()
     try {
       const page = await context.newPage()
