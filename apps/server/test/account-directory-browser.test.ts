@@ -230,6 +230,21 @@ describe.skipIf(missing !== undefined)(`the account area's directory in headless
     await page.getByRole("button", { name: "Reveal and use one" }).click()
     await page.getByRole("status").filter({ hasText: "Revealed:" }).waitFor()
     expect((await call(server, "GET", "/api/v1/me", { key: secret })).body.reveals.used).toBe(1)
+
+    // Page scripts cannot run here, axe's included: the same pages, in the same session, are
+    // checked in a phone-sized browser that runs them.
+    const phone = await browser.newContext({ viewport: { width: 360, height: 740 } })
+    try {
+      await phone.addCookies(await page.context().cookies())
+      const small = await phone.newPage()
+      for (const path of [`/account/directory?q=${tag}`, `/account/directory?q=${tag}&rsMin=200`, new URL(page.url()).pathname]) {
+        await small.goto(`${server.base}${path}`)
+        await expectAccessible(small)
+        expect(await small.evaluate<number>("document.documentElement.scrollWidth"), path).toBeLessThanOrEqual(360)
+      }
+    } finally {
+      await phone.close()
+    }
     expect(errors).toEqual([])
   }, 60_000)
 

@@ -63,7 +63,8 @@ export const DirectoryRoutes = Layer.unwrap(Effect.gen(function*() {
           case "UpgradeRequired":
             return page(DirectoryPages.directory({ ...shown, refusal: { parameter: error.feature, message: error.message } }), 402)
           case "SinceTooOld":
-            return page(DirectoryPages.directory({ ...shown, refusal: { parameter: "since", message: "since is too old" } }), 400)
+            // The form sends no `since`; the API's own answer says how to resynchronise.
+            return page(DirectoryPages.directory({ ...shown, refusal: { parameter: "since", message: "since is older than the since feed reaches" } }), 400)
         }
       }))),
     HttpRouter.add("GET", "/account/directory/:id", signedInPage((caller, request) =>
