@@ -122,6 +122,44 @@ describe("the account area's directory over HTTP", () => {
     expect(hold.status).toBe(402)
   })
 
+  it("the spec's refusals are sentences: allowance spent, another account's hold, the hold cap", async () => {
+    const free = await person(server, "free", "spent")
+    const rows = Array.from({ length: 11 }, (_, index) => listing({ domain: `spentshelf${index}.com`, discoveredAt: Date.now() - 30 * DAY }))
+    await addListings(server, rows)
+    for (const row of rows.slice(0, 10)) expect((await call(server, "POST", `/api/v1/domains/${row.id}/reveal`, { key: free.secret })).status).toBe(200)
+    const last = rows[10]!
+    const shown = await send(server, "GET", `/account/directory/${last.id}`, { session: free.session })
+    expect(shown.text).toContain("You have used this month's reveals; they come back <time")
+    expect(shown.text).not.toContain("<button type=\"submit\">Reveal</button>")
+    // A stale page's form is refused as the API refuses it.
+    const refused = await send(server, "POST", `/account/directory/${last.id}/reveal`, { session: free.session, form: { csrf: csrfOf(shown.text) } })
+    expect(refused.status).toBe(402)
+    expect(refused.text).toMatch(/role="alert">You have used this month's reveals; they come back <time[^>]*>[^<]+<\/time>\. <a href="https:\/\/shop/)
+    const confirm = await send(server, "GET", `/account/directory/${last.id}/reveal`, { session: free.session })
+    expect(confirm.status).toBe(303)
+
+    const holder = await person(server, "pro", "cap-holder")
+    const capped = Array.from({ length: 4 }, (_, index) => listing({ domain: `capshelf${index}.com`, discoveredAt: Date.now() - 30 * DAY }))
+    await addListings(server, capped)
+    for (const row of capped) expect((await call(server, "POST", `/api/v1/domains/${row.id}/reveal`, { key: holder.secret })).status).toBe(200)
+    for (const row of capped.slice(0, 3)) expect((await call(server, "POST", `/api/v1/domains/${row.id}/hold`, { key: holder.secret })).status).toBe(200)
+    const csrf = csrfOf((await send(server, "GET", `/account/directory/${capped[3]!.id}`, { session: holder.session })).text)
+    const cap = await send(server, "POST", `/account/directory/${capped[3]!.id}/hold`, { session: holder.session, form: { csrf } })
+    expect(cap.status).toBe(403)
+    expect(cap.text).toContain("All 3 holds your plan allows are running. End one to hold another.")
+
+    const other = await person(server, "pro", "cap-other")
+    const held = await send(server, "GET", `/account/directory/${capped[0]!.id}`, { session: other.session })
+    expect(held.text).toMatch(/Another account holds this listing until <time[^>]*>[^<]+<\/time>\. Try again after\./)
+    const otherCsrf = csrfOf(held.text)
+    const reveal = await send(server, "POST", `/account/directory/${capped[0]!.id}/reveal`, { session: other.session, form: { csrf: otherCsrf } })
+    expect(reveal.status).toBe(403)
+    const hold = await send(server, "POST", `/account/directory/${capped[0]!.id}/hold`, { session: other.session, form: { csrf: otherCsrf } })
+    expect(hold.status).toBe(403)
+    expect(hold.text).toContain("Another account holds this listing until")
+    expect((await call(server, "GET", "/api/v1/me", { key: other.secret })).body.reveals.used).toBe(0)
+  })
+
   it("an unknown listing is a 404 page; other methods are 405 with Allow; signed out goes to sign in", async () => {
     const { session } = await person(server, "pro", "not-found")
     const missing = await send(server, "GET", "/account/directory/NOSUCH01", { session })
