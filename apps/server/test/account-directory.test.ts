@@ -160,6 +160,23 @@ describe("the account area's directory over HTTP", () => {
     expect((await call(server, "GET", "/api/v1/me", { key: other.secret })).body.reveals.used).toBe(0)
   })
 
+  it("every directory page carries the account area's security headers and no inline script or style", async () => {
+    const { session } = await person(server, "pro", "headers")
+    const row = listing({ domain: "headerbay.com", discoveredAt: Date.now() - 30 * DAY })
+    await addListings(server, [row])
+    for (const path of ["/account/directory", "/account/directory?limit=x", `/account/directory/${row.id}`, `/account/directory/${row.id}/reveal`]) {
+      const answer = await send(server, "GET", path, { session })
+      expect(answer.headers.get("content-type"), path).toBe("text/html; charset=utf-8")
+      expect(answer.headers.get("content-security-policy")).toBe(
+        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+      )
+      expect(answer.headers.get("referrer-policy")).toBe("no-referrer")
+      expect(answer.headers.get("x-content-type-options")).toBe("nosniff")
+      expect(answer.headers.get("cache-control")).toBe("no-store")
+      expect(answer.text).not.toMatch(/<script>|<script [^>]*>[^<]|\son[a-z]+=|style=/)
+    }
+  })
+
   it("an unknown listing is a 404 page; other methods are 405 with Allow; signed out goes to sign in", async () => {
     const { session } = await person(server, "pro", "not-found")
     const missing = await send(server, "GET", "/account/directory/NOSUCH01", { session })
