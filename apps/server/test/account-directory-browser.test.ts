@@ -164,7 +164,9 @@ describe.skipIf(missing !== undefined)(`the account area's directory in headless
     expect(await page.locator("main tbody a").evaluateAll((links) => links.map((link) => link.getAttribute("href")))).toEqual([
       `/account/directory/${old!.id}`
     ])
-    expect(await page.locator("main").innerText()).toContain("only listings older than 7 days on your plan")
+    expect(await page.locator("main").innerText()).toContain(
+      "names masked until you reveal them, open names shown, and only listings older than 7 days on your plan"
+    )
     const answer = await page.goto(`${server.base}/account/directory/${fresh!.id}`)
     expect(answer?.status()).toBe(404)
     await page.getByRole("heading", { level: 1, name: "No such listing" }).waitFor()
@@ -187,6 +189,7 @@ describe.skipIf(missing !== undefined)(`the account area's directory in headless
     // The store takes the name as given: a page must escape even what an import would refuse.
     await addListings(server, [{ ...row, domain: `${markup}.com` }])
     await search(page, tag)
+    expect(await page.locator("main").innerText()).toContain("The directory as your keys read it: every name shown. Reading spends nothing.")
     expect(await rowNames(page)).toEqual([`${markup}.com`])
     expect(await page.locator("main img, main script").count()).toBe(0)
     await expectAccessible(page)

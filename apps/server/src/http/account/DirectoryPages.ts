@@ -187,7 +187,9 @@ ${page.nextCursor === null ? "" : html`<a href="/account/directory${withCursor(r
 </nav>`
   return layout(
     "Directory",
-    html`<p>The directory as your keys read it: masked names until you reveal them${
+    html`<p>The directory as your keys read it: ${
+      options.plan.revealsPerMonth === null ? "every name shown" : "names masked until you reveal them, open names shown"
+    }${
       delayDays === 0 ? "" : html`, and only listings older than ${delayDays} ${delayDays === 1 ? "day" : "days"} on your plan`
     }. Reading spends nothing.</p>
 ${refusal !== undefined && !onField ? html`<p class="notice bad" role="alert">${refusal.message}</p>` : ""}
