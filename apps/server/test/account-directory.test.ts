@@ -47,7 +47,13 @@ describe("the account area's directory over HTTP", () => {
       expect(answer.status, query).toBe(400)
       expect(answer.text).toContain(`<p class="notice bad" id="f-${parameter}-error">${escaped(api.body.error.message)}</p>`)
       expect(answer.text).toContain(`aria-invalid="true" aria-describedby="`)
+      expect(answer.text).toMatch(new RegExp(`role="alert">[^<]+ needs another value: see <a href="#f-${parameter}">the field</a> below\\.`))
     }
+    // A parameter that is no field of the form is refused above it, in the API's words.
+    const cursor = await send(server, "GET", "/account/directory?cursor=forged", { session })
+    expect(cursor.status).toBe(400)
+    const apiCursor = await call(server, "GET", "/api/v1/domains?cursor=forged", { key: secret })
+    expect(cursor.text).toContain(`<p class="notice bad" role="alert">${escaped(apiCursor.body.error.message)}</p>`)
     // An empty field is a parameter not given, as a blank form sends it.
     const blank = await send(server, "GET", "/account/directory?q=&limit=&spam=&tld=", { session })
     expect(blank.status).toBe(200)

@@ -168,7 +168,7 @@ export const directory = (options: {
   readonly refusal?: Refusal | undefined
 }) => {
   const { page, raw, refusal } = options
-  const onField = refusal !== undefined && FIELDS.some((field) => field.name === refusal.parameter)
+  const refusedField = refusal === undefined ? undefined : FIELDS.find((field) => field.name === refusal.parameter)
   const moreOpen = FIELDS.slice(ALWAYS_SHOWN).some((field) => raw[field.name] !== undefined || field.name === refusal?.parameter)
   const views = page === undefined
     ? []
@@ -192,8 +192,13 @@ ${page.nextCursor === null ? "" : html`<a href="/account/directory${withCursor(r
     }${
       delayDays === 0 ? "" : html`, and only listings older than ${delayDays} ${delayDays === 1 ? "day" : "days"} on your plan`
     }. Reading spends nothing.</p>
-${refusal !== undefined && !onField ? html`<p class="notice bad" role="alert">${refusal.message}</p>` : ""}
-${refusal !== undefined && onField ? html`<p class="notice bad" role="alert">A filter needs another value: see ${refusal.parameter} below.</p>` : ""}
+${
+      refusal === undefined
+        ? ""
+        : refusedField === undefined
+        ? html`<p class="notice bad" role="alert">${refusal.message}</p>`
+        : html`<p class="notice bad" role="alert">${refusedField.label} needs another value: see <a href="#f-${refusedField.name}">the field</a> below.</p>`
+    }
 <form method="get" action="/account/directory" aria-label="Filters">
 ${FIELDS.slice(0, ALWAYS_SHOWN).map((field) => fieldHtml(field, raw, refusal))}
 <details${moreOpen ? html` open` : ""}>
