@@ -1,4 +1,4 @@
-import { AccountArea, type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter, Sessions } from "@dropshelf/core"
+import { AccountArea, type AvailabilityCheck, Cursor, Directory, DirectoryArea, Operators, RateLimiter, Sessions } from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
 import { PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
@@ -159,6 +159,7 @@ export type ServerServices =
   | Directory.Directory
   | Sessions.Sessions
   | AccountArea.AccountArea
+  | DirectoryArea.DirectoryArea
   | RateLimiter.RateLimiter
   | OperatorServices
   | StoreSql.Services
@@ -177,7 +178,8 @@ export const serverLayer = <E>(
   Layer.mergeAll(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    Sessions.Sessions.layer
+    Sessions.Sessions.layer,
+    DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer))
   ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(RememberedCursors.layer(

@@ -5,15 +5,17 @@ import { HttpApiBuilder } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { gzipSync } from "node:zlib"
-import { type AccountArea, Directory, type RateLimiter, type Sessions, SinceHorizon, type Watches } from "@dropshelf/core"
+import { type AccountArea, Directory, type DirectoryArea, type RateLimiter, type Sessions, SinceHorizon, type Watches } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import { ACCOUNT_PATHS, AccountRoutes, AccountSettings } from "./http/account/AccountRoutes.ts"
+import { DirectoryRoutes } from "./http/account/DirectoryRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { Admission } from "./http/Admission.ts"
 import { boundary, withBodyCap } from "./http/Boundary.ts"
 import { answerClientError, answerConnect } from "./http/ClientError.ts"
 import * as DocsPage from "./http/DocsPage.ts"
+import { UpgradeUrl } from "./http/ErrorMapping.ts"
 import { RecordRoute } from "./http/Exchange.ts"
 import { acceptsGzip, HandlersLive, openApiDocument } from "./http/Handlers.ts"
 import * as Health from "./http/Health.ts"
@@ -73,7 +75,7 @@ export interface Options {
    * a form's `Origin` may name it); default the request's own `Host`.
    */
   readonly publicUrl?: string | undefined
-  /** Where the account area sends a person whose plan lacks a feature; default no link. */
+  /** Where to upgrade a plan: every 402 carries it as `upgrade_url`, the account area links to it; default none. */
   readonly upgradeUrl?: string | undefined
 }
 
@@ -102,9 +104,9 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
  * Every route: the API's endpoints (with `/`, `/healthz` and `/readyz`), `/mcp` (the same
  * operations as tools), `/docs` and the account area's pages, each telling the request's
  * exchange it matched. Needs `Directory`, `RateLimiter`, `Admission`, the server's `Lifecycle`,
- * and for the account area `Sessions`, `AccountArea` and `AccountSettings`.
+ * and for the account area `Sessions`, `AccountArea`, `DirectoryArea` and `AccountSettings`.
  */
-export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute, AccountRoutes).pipe(
+export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute, AccountRoutes, DirectoryRoutes).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
 )
@@ -165,7 +167,7 @@ export const layer = (
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError,
-  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
+  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea | DirectoryArea.DirectoryArea
 > =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -179,7 +181,9 @@ export const layer = (
         })
       )
       const admission = yield* Admission
-      const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, admission, OUTSIDE)))
+      const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, admission, OUTSIDE))).pipe(
+        Effect.provideService(UpgradeUrl, options.upgradeUrl)
+      )
       return Layer.effectDiscard(Effect.gen(function*() {
         yield* withBodyCap(HttpServer.serveEffect(served))
         // Added after the server's own finalizer, so it runs first: the listener stays open while draining.
@@ -332,6 +336,6 @@ export const serve = (
 ): Effect.Effect<
   never,
   HttpServerError.ServeError,
-  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
+  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea | DirectoryArea.DirectoryArea
 > =>
   Layer.launch(layer(options))

@@ -40,5 +40,5 @@ const httpUrl = (name: string, shape: "origin" | "url"): Config.Config<string | 
  */
 export const publicUrlFromEnv: Config.Config<string | undefined> = httpUrl("DROPSHELF_PUBLIC_URL", "origin")
 
-/** `DROPSHELF_UPGRADE_URL`: where the account area sends a person whose plan lacks a feature; unset: no link. */
+/** `DROPSHELF_UPGRADE_URL`: where to upgrade a plan, named by every 402 (`upgrade_url`) and the account area; unset: nowhere. */
 export const upgradeUrlFromEnv: Config.Config<string | undefined> = httpUrl("DROPSHELF_UPGRADE_URL", "url")

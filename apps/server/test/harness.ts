@@ -13,6 +13,7 @@ import {
   AvailabilityCheck,
   Cursor,
   Directory,
+  DirectoryArea,
   type HoldStore,
   type IdempotencyStore,
   type KeyStore,
@@ -124,6 +125,7 @@ export const useCasesOver = <A, E, R>(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
     Sessions.Sessions.layer,
+    DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
     watchesLayer(options.watchSettings)
   ).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),

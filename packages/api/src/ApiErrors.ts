@@ -72,6 +72,7 @@ export interface ErrorFields {
   readonly retry_after?: number
   readonly oldest_since?: string
   readonly horizon_days?: number
+  readonly upgrade_url?: string
 }
 
 const body = <C extends ErrorCode, const F extends Schema.Struct.Fields>(code: C, extra: F) =>
@@ -117,11 +118,15 @@ export class UpgradeRequiredError extends Schema.Error<UpgradeRequiredError>("Up
     parameter,
     reveal_code: revealCode,
     hold_code: holdCode,
-    resets_at: Schema.optionalKey(Timestamp.annotate({ description: "With QUOTA_EXHAUSTED: the monthly rollover" }))
+    resets_at: Schema.optionalKey(Timestamp.annotate({ description: "With QUOTA_EXHAUSTED: the monthly rollover" })),
+    upgrade_url: Schema.optionalKey(Schema.String.annotate({
+      description: "Where to upgrade the plan, when the operator has set one (`DROPSHELF_UPGRADE_URL`); on every 402 then, absent otherwise"
+    }))
   })
 }, {
   httpApiStatus: 402,
-  description: "The plan lacks the feature: `since`, a reveal past the ceiling, a featured reveal on free, or a hold."
+  description:
+    "The plan lacks the feature: `since`, the bulk snapshot, a reveal past the ceiling, a featured reveal on free, or a hold. Carries `upgrade_url` when the operator has set one."
 }) {}
 
 export class ForbiddenError extends Schema.Error<ForbiddenError>("ForbiddenError")({

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { Errors, Quote, Time } from "@dropshelf/core"
 import {
   ForbiddenError,
@@ -203,10 +203,22 @@ const TABLE: { readonly [K in DomainError["_tag"]]: Row<K> } = {
     new NotFoundError({ error: { code: "not_found", message: `No delivery ${Quote.quote(e.eventId)} of this watch's webhook` } })
 }
 
-export const toApiError = <E extends DomainError>(error: E, operation: Operation): WireErrorOf[E["_tag"]] =>
-  (TABLE[error._tag] as unknown as (error: E, operation: Operation) => WireErrorOf[E["_tag"]])(error, operation)
+/**
+ * Where a caller may upgrade its plan (`DROPSHELF_UPGRADE_URL`): every 402 of the API and the
+ * MCP tools carries it as `upgrade_url`; unset, no 402 has the field.
+ */
+export const UpgradeUrl = Context.Reference<string | undefined>("@dropshelf/server/UpgradeUrl", {
+  defaultValue: () => undefined
+})
 
-/** Fails with the wire error for a domain refusal. */
+/** The wire error for a domain refusal; a 402 carries `upgradeUrl`, when given, as `upgrade_url`. */
+export const toApiError = <E extends DomainError>(error: E, operation: Operation, upgradeUrl?: string | undefined): WireErrorOf[E["_tag"]] => {
+  const wire = (TABLE[error._tag] as unknown as (error: E, operation: Operation) => WireErrorOf[E["_tag"]])(error, operation)
+  if (upgradeUrl === undefined || !(wire instanceof UpgradeRequiredError)) return wire
+  return new UpgradeRequiredError({ error: { ...wire.error, upgrade_url: upgradeUrl } }) as WireErrorOf[E["_tag"]]
+}
+
+/** Fails with the wire error for a domain refusal, a 402 with the `UpgradeUrl`. */
 export const refuseAs = (operation: Operation) =>
 <A, E extends DomainError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, WireErrorOf[E["_tag"]], R> =>
-  Effect.mapError(effect, (error) => toApiError(error, operation))
+  Effect.catch(effect, (error) => Effect.flatMap(UpgradeUrl, (upgradeUrl) => Effect.fail(toApiError(error, operation, upgradeUrl))))

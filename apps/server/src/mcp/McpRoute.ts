@@ -6,7 +6,7 @@ import { API_VERSION } from "@dropshelf/api/Api"
 import type { ErrorFields } from "@dropshelf/api/ApiErrors"
 import { refusalOf } from "../http/AddressGate.ts"
 import { Admission } from "../http/Admission.ts"
-import { type DomainError, toApiError } from "../http/ErrorMapping.ts"
+import { type DomainError, toApiError, UpgradeUrl } from "../http/ErrorMapping.ts"
 import { CurrentExchange } from "../http/Exchange.ts"
 import { errorResponse, isBodyTooLarge, tooLarge, WWW_AUTHENTICATE } from "../http/Refusals.ts"
 import { serverFaultMessage } from "../http/RequestId.ts"
@@ -114,9 +114,10 @@ const resultOf = (tool: ToolDefinition, call: CallContext, rate: RateLimiter.Rat
         Effect.orDie(Schema.encodeUnknownEffect(tool.success)(value) as Effect.Effect<unknown, Schema.SchemaError>),
         succeeded
       )
-  const refusal = (error: DomainError) => refused(toApiError(error, tool.operation).error)
   const write = tool.write
   return Effect.gen(function*() {
+    const upgradeUrl = yield* UpgradeUrl
+    const refusal = (error: DomainError) => refused(toApiError(error, tool.operation, upgradeUrl).error)
     const key = write === undefined ? undefined : yield* idempotencyKeyArg(args)
     if (write === undefined || key === undefined) {
       return yield* Effect.flatMap(tool.run(call.directory, call.caller, rate, args, call.watches), encoded)
@@ -124,7 +125,7 @@ const resultOf = (tool: ToolDefinition, call: CallContext, rate: RateLimiter.Rat
     const answer = yield* call.directory.idempotent(call.caller, key, yield* write(args))
     const result = Result.isSuccess(answer.result) ? yield* encoded(answer.result.success) : refusal(answer.result.failure)
     return answer.replayed ? { ...result, _meta: { [REPLAYED_META]: true } } : result
-  }).pipe(Effect.catch((error) => Effect.succeed(refusal(error))))
+  }).pipe(Effect.catch((error) => Effect.map(UpgradeUrl, (upgradeUrl) => refused(toApiError(error, tool.operation, upgradeUrl).error))))
 }
 
 const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> => {

@@ -1,17 +1,11 @@
-import { Clock, Context, Effect, Layer } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
+import { Clock, Effect, Layer } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { AccountArea, Sessions } from "@dropshelf/core"
 import { type Asset, script, stylesheet } from "./Assets.ts"
 import * as Pages from "./Pages.ts"
-import {
-  clearedSessionCookie,
-  csrfTokenOf,
-  isCsrfToken,
-  isSameOrigin,
-  PAGE_HEADERS,
-  sessionCookie,
-  sessionTokenOf
-} from "./Security.ts"
+import { clearedSessionCookie, isCsrfToken, isSameOrigin, sessionCookie, sessionTokenOf } from "./Security.ts"
+import * as SignedIn from "./SignedIn.ts"
+import { AccountSettings, field, formOf, page, seeOther } from "./SignedIn.ts"
 
 /*
  * The account area: server-rendered pages under /account, /signin and /signout, beside the
@@ -20,13 +14,7 @@ import {
  * session's CSRF token (Security.ts).
  */
 
-/** The account area's settings, from the server's options. */
-export class AccountSettings extends Context.Service<AccountSettings, {
-  /** The origin people reach the area at (DROPSHELF_PUBLIC_URL); unset: the request's own `Host`. */
-  readonly publicUrl: string | undefined
-  /** Where a person whose plan lacks a feature may upgrade (DROPSHELF_UPGRADE_URL). */
-  readonly upgradeUrl: string | undefined
-}>()("@dropshelf/server/AccountSettings") {}
+export { AccountSettings } from "./SignedIn.ts"
 
 /** Every route of the account area and its methods, for the boundary's 405 and `Allow`. */
 export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -37,14 +25,12 @@ export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "/account/keys/:id/revoke": ["POST"],
   "/account/keys/:id/rotate": ["POST"],
   "/account/sessions/end-all": ["POST"],
+  "/account/directory": ["GET"],
+  "/account/directory/:id": ["GET"],
+  "/account/directory/:id/reveal": ["GET", "POST"],
+  "/account/directory/:id/hold": ["POST"],
   "/account/assets/:file": ["GET"]
 }
-
-const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
-  HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: { ...PAGE_HEADERS, ...headers } })
-
-const seeOther = (location: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.empty({ status: 303, headers: { ...PAGE_HEADERS, location, ...headers } })
 
 const served = (asset: Asset) =>
   HttpServerRequest.HttpServerRequest.use((request) =>
@@ -62,56 +48,13 @@ const served = (asset: Asset) =>
     )
   )
 
-/** A form's fields; a body that is no form reads as empty, and then fails the CSRF check. */
-const formOf = (request: HttpServerRequest.HttpServerRequest) =>
-  request.urlParamsBody.pipe(Effect.orElseSucceed(() => UrlParams.empty))
-
-const field = (form: UrlParams.UrlParams, name: string): string | undefined => {
-  const value = UrlParams.getFirst(form, name)
-  return value._tag === "Some" ? value.value : undefined
-}
-
 export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
   const sessions = yield* Sessions.Sessions
   const area = yield* AccountArea.AccountArea
   const settings = yield* AccountSettings
 
-  /** The signed-in person of this request, or `undefined`. */
-  const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
-    const token = sessionTokenOf(request)
-    if (token === undefined) return Effect.succeed(undefined)
-    return sessions.authenticate(token).pipe(
-      Effect.map((caller) => ({
-        ...caller,
-        token,
-        signedIn: { accountName: caller.account.name, csrf: csrfTokenOf(token) } satisfies Pages.SignedIn
-      })),
-      Effect.orElseSucceed(() => undefined)
-    )
-  }
-  type Caller = NonNullable<Effect.Success<ReturnType<typeof callerOf>>>
-
-  /** A page for a signed-in person; anyone else is sent to sign in. */
-  const signedInPage = <E, R>(handler: (caller: Caller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-    HttpServerRequest.HttpServerRequest.use((request) =>
-      Effect.flatMap(callerOf(request), (caller) =>
-        caller === undefined ? Effect.succeed(seeOther("/signin", { "set-cookie": clearedSessionCookie })) : handler(caller, request))
-    )
-
-  /** A state-changing request of a signed-in person: same-origin, with the session's CSRF token. */
-  const signedInForm = <E, R>(
-    handler: (caller: Caller, form: UrlParams.UrlParams, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-  ) =>
-    HttpServerRequest.HttpServerRequest.use((request) =>
-      Effect.gen(function*() {
-        const form = yield* formOf(request)
-        if (!isSameOrigin(request, settings.publicUrl)) return page(Pages.forbidden(), 403)
-        const caller = yield* callerOf(request)
-        if (caller === undefined) return seeOther("/signin", { "set-cookie": clearedSessionCookie })
-        if (!isCsrfToken(caller.token, field(form, "csrf"))) return page(Pages.forbidden(), 403)
-        return yield* handler(caller, form, request)
-      })
-    )
+  const { signedInPage, signedInForm } = yield* SignedIn.make
+  type Caller = SignedIn.SignedInCaller
 
   const apiBaseOf = (request: HttpServerRequest.HttpServerRequest) =>
     settings.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`

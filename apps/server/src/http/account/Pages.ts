@@ -39,6 +39,7 @@ ${options.withScript === true ? html`<script src="${script.path}" defer></script
 ${
     options.signedIn === undefined ? "" : html`<a href="/account">Overview</a>
 <a href="/account/keys">Keys</a>
+<a href="/account/directory">Directory</a>
 <form class="inline" method="post" action="/signout">
 <input type="hidden" name="csrf" value="${options.signedIn.csrf}">
 <button class="quiet" type="submit">Sign out</button>
