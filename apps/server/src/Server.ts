@@ -5,9 +5,17 @@ import { HttpApiBuilder } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { gzipSync } from "node:zlib"
-import { type AccountArea, Directory, type RateLimiter, type Sessions, SinceHorizon, type Watches } from "@dropshelf/core"
+import {
+  type AccountArea,
+  Directory,
+  type RateLimiter,
+  type Sessions,
+  SinceHorizon,
+  type Watches
+} from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import { ACCOUNT_PATHS, AccountRoutes, AccountSettings } from "./http/account/AccountRoutes.ts"
+import { HOLDS_PATHS, HoldsRoutes } from "./http/account/HoldsRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { Admission } from "./http/Admission.ts"
@@ -104,13 +112,24 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
  * exchange it matched. Needs `Directory`, `RateLimiter`, `Admission`, the server's `Lifecycle`,
  * and for the account area `Sessions`, `AccountArea` and `AccountSettings`.
  */
-export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute, AccountRoutes).pipe(
+export const routes = Layer.mergeAll(
+  HttpApiBuilder.layer(DropshelfApi),
+  McpRoute,
+  DocsRoute,
+  AccountRoutes,
+  HoldsRoutes,
+).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
 )
 
 /** The routes outside the API definition, and their methods. */
-const OUTSIDE = { "/docs": ["GET"], [MCP_PATH]: ["POST"], ...ACCOUNT_PATHS }
+const OUTSIDE = {
+  "/docs": ["GET"],
+  [MCP_PATH]: ["POST"],
+  ...ACCOUNT_PATHS,
+  ...HOLDS_PATHS,
+}
 
 /**
  * Counts the requests being answered, for the drain; while draining, every answer closes its

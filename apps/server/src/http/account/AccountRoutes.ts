@@ -40,10 +40,10 @@ export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "/account/assets/:file": ["GET"]
 }
 
-const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
+export const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: { ...PAGE_HEADERS, ...headers } })
 
-const seeOther = (location: string, headers: Record<string, string> = {}) =>
+export const seeOther = (location: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.empty({ status: 303, headers: { ...PAGE_HEADERS, location, ...headers } })
 
 const served = (asset: Asset) =>
@@ -66,18 +66,28 @@ const served = (asset: Asset) =>
 const formOf = (request: HttpServerRequest.HttpServerRequest) =>
   request.urlParamsBody.pipe(Effect.orElseSucceed(() => UrlParams.empty))
 
-const field = (form: UrlParams.UrlParams, name: string): string | undefined => {
+export const field = (form: UrlParams.UrlParams, name: string): string | undefined => {
   const value = UrlParams.getFirst(form, name)
   return value._tag === "Some" ? value.value : undefined
 }
 
-export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
+/** The signed-in person of a request: their session and account, its token and what the layout needs. */
+export interface SignedInCaller extends Sessions.SessionCaller {
+  readonly token: string
+  readonly signedIn: Pages.SignedIn
+}
+
+/**
+ * The guards every page of the account area runs behind, for AccountRoutes and each feature's
+ * routes alike: `signedInPage` sends anyone not signed in to sign in; `signedInForm` also
+ * refuses a POST that is not same-origin or lacks the session's CSRF token.
+ */
+export const signedInGuards = Effect.gen(function*() {
   const sessions = yield* Sessions.Sessions
-  const area = yield* AccountArea.AccountArea
   const settings = yield* AccountSettings
 
   /** The signed-in person of this request, or `undefined`. */
-  const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const callerOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<SignedInCaller | undefined> => {
     const token = sessionTokenOf(request)
     if (token === undefined) return Effect.succeed(undefined)
     return sessions.authenticate(token).pipe(
@@ -89,10 +99,11 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
       Effect.orElseSucceed(() => undefined)
     )
   }
-  type Caller = NonNullable<Effect.Success<ReturnType<typeof callerOf>>>
 
   /** A page for a signed-in person; anyone else is sent to sign in. */
-  const signedInPage = <E, R>(handler: (caller: Caller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  const signedInPage = <E, R>(
+    handler: (caller: SignedInCaller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ) =>
     HttpServerRequest.HttpServerRequest.use((request) =>
       Effect.flatMap(callerOf(request), (caller) =>
         caller === undefined ? Effect.succeed(seeOther("/signin", { "set-cookie": clearedSessionCookie })) : handler(caller, request))
@@ -100,7 +111,11 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
 
   /** A state-changing request of a signed-in person: same-origin, with the session's CSRF token. */
   const signedInForm = <E, R>(
-    handler: (caller: Caller, form: UrlParams.UrlParams, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    handler: (
+      caller: SignedInCaller,
+      form: UrlParams.UrlParams,
+      request: HttpServerRequest.HttpServerRequest
+    ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
   ) =>
     HttpServerRequest.HttpServerRequest.use((request) =>
       Effect.gen(function*() {
@@ -112,6 +127,16 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
         return yield* handler(caller, form, request)
       })
     )
+
+  return { signedInPage, signedInForm }
+})
+
+export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
+  const sessions = yield* Sessions.Sessions
+  const area = yield* AccountArea.AccountArea
+  const settings = yield* AccountSettings
+  const { signedInForm, signedInPage } = yield* signedInGuards
+  type Caller = SignedInCaller
 
   const apiBaseOf = (request: HttpServerRequest.HttpServerRequest) =>
     settings.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`

@@ -14,7 +14,7 @@ export interface SignedIn {
   readonly csrf: string
 }
 
-const when = (instant: number | null): SafeHtml =>
+export const when = (instant: number | null): SafeHtml =>
   instant === null ? html`never` : html`<time datetime="${Time.toIso(instant)}">${Time.toIso(instant).slice(0, 16).replace("T", " ")} UTC</time>`
 
 export const layout = (
@@ -39,6 +39,7 @@ ${options.withScript === true ? html`<script src="${script.path}" defer></script
 ${
     options.signedIn === undefined ? "" : html`<a href="/account">Overview</a>
 <a href="/account/keys">Keys</a>
+<a href="/account/holds">Holds</a>
 <form class="inline" method="post" action="/signout">
 <input type="hidden" name="csrf" value="${options.signedIn.csrf}">
 <button class="quiet" type="submit">Sign out</button>

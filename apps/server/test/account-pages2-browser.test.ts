@@ -1,0 +1,91 @@
+/**
+ * The holds, reveals, watches and security pages in headless Chromium, as a person uses them:
+ * one flow per page, role locators, an axe-core check of every page, and the API agreeing with
+ * what the page did. Where no Chromium is installed the suite is skipped and says why.
+ */
+import type { Browser, BrowserContext } from "playwright-core"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
+import { memoryAdapter, type Running, start } from "./harness.ts"
+import { accountWithKey, apiHolds, heldThroughApi } from "./accountApiSupport.ts"
+
+describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watches and security pages in headless Chromium${missing ? ` (skipped: ${missing})` : ""}`, () => {
+  let server: Running
+  let browser: Browser
+  let context: BrowserContext | undefined
+  /** Console errors (a CSP violation among them) and uncaught exceptions, per test. */
+  const errors: Array<string> = []
+
+  beforeAll(async () => {
+    server = await start(memoryAdapter)
+    browser = await launchChromium()
+  }, 60_000)
+  afterEach(async () => {
+    await context?.close()
+    context = undefined
+    errors.length = 0
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await server?.close()
+  })
+
+  /** A signed-in page of a fresh account on `plan`, and the account's API key. */
+  const signedIn = async (plan: "free" | "pro" | "business", name: string, options: { readonly javaScriptEnabled?: boolean } = {}) => {
+    const person = await accountWithKey(server, plan, name)
+    context = await browser.newContext({ javaScriptEnabled: options.javaScriptEnabled ?? true })
+    const page = await context.newPage()
+    page.on("pageerror", (error) => errors.push(error.message))
+    page.on("dialog", (dialog) => {
+      errors.push(`a dialog opened: ${dialog.message()}`)
+      void dialog.dismiss()
+    })
+    // A refusal's status (a 400) is not a fault; a CSP violation is.
+    page.on("console", (message) => {
+      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text())
+    })
+    await page.goto(person.url)
+    await page.getByRole("button", { name: "Continue" }).click()
+    await page.getByRole("heading", { level: 1, name: "Your account" }).waitFor()
+    return { page, ...person }
+  }
+
+  it("holds: a hold made through the API is extended and ended on the page, and GET /api/v1/holds agrees", async () => {
+    const { page, secret } = await signedIn("pro", "browser-holder", { javaScriptEnabled: false })
+    const first = await heldThroughApi(server, secret)
+    const second = await heldThroughApi(server, secret)
+    await page.getByRole("link", { name: "Holds", exact: true }).click()
+    await page.getByRole("heading", { level: 1, name: "Holds" }).waitFor()
+    expect(await page.locator("main").innerText()).toContain("2 of 3 holds running")
+
+    await page.getByRole("button", { name: `Extend the hold on ${first.listing_id} by 24 hours` }).click()
+    await page.getByRole("status").filter({ hasText: `The hold on ${first.listing_id} now ends` }).waitFor()
+    expect(await page.getByRole("button", { name: `Extend the hold on ${first.listing_id} by 24 hours` }).count()).toBe(0)
+    await page.getByRole("button", { name: `Registered: end the hold on ${second.listing_id}` }).click()
+    await page.getByRole("status").filter({ hasText: `The hold on ${second.listing_id} is ended: registered.` }).waitFor()
+
+    const api = Object.fromEntries((await apiHolds(server, secret)).map((hold) => [hold.id, hold]))
+    expect(api[first.id]).toMatchObject({ state: "running", can_extend: false })
+    expect(Date.parse(api[first.id]!.expires_at) - Date.parse(first.expires_at)).toBe(24 * 3_600_000)
+    expect(api[second.id]).toMatchObject({ state: "registered" })
+    expect(await page.locator("main").innerText()).toContain("1 of 3 holds running")
+
+    // Page scripts cannot run without JavaScript, axe's included: the page is checked again with them.
+    const checked = await browser.newContext()
+    try {
+      await checked.addCookies(await page.context().cookies())
+      const again = await checked.newPage()
+      await again.goto(`${server.base}/account/holds`)
+      await expectAccessible(again)
+    } finally {
+      await checked.close()
+    }
+    expect(errors).toEqual([])
+  }, 60_000)
+})
+
+if (missing !== undefined) {
+  describe("the account area's holds, reveals, watches and security pages in headless Chromium", () => {
+    it.skip(`skipped: ${missing}`, () => {})
+  })
+}
