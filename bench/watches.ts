@@ -17,7 +17,20 @@
  * A fresh database `dropshelf_bench_watches` each run.
  */
 import { createServer } from "node:http"
-import { AccountArea, AvailabilityCheck, Cursor, Directory, ListingStore, Operators, RateLimiter, Sessions, Watch, Watches, WatchStore } from "@dropshelf/core"
+import {
+  AccountArea,
+  AccountReveals,
+  AvailabilityCheck,
+  Cursor,
+  Directory,
+  ListingStore,
+  Operators,
+  RateLimiter,
+  Sessions,
+  Watch,
+  Watches,
+  WatchStore
+} from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Server, WebhookDelivery } from "@dropshelf/server"
@@ -45,6 +58,7 @@ const core = Layer.mergeAll(
   Directory.Directory.layer,
   AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
   Sessions.Sessions.layer,
+  AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
   Watches.Watches.layer.pipe(
     Layer.provide(WebhookDelivery.layer(true)),
     Layer.provide(Layer.succeed(Watches.WatchSettingsRef, settings))

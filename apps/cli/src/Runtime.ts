@@ -1,4 +1,13 @@
-import { AccountArea, type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter, Sessions } from "@dropshelf/core"
+import {
+  AccountArea,
+  AccountReveals,
+  type AvailabilityCheck,
+  Cursor,
+  Directory,
+  Operators,
+  RateLimiter,
+  Sessions
+} from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
 import { PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
@@ -159,6 +168,7 @@ export type ServerServices =
   | Directory.Directory
   | Sessions.Sessions
   | AccountArea.AccountArea
+  | AccountReveals.AccountReveals
   | RateLimiter.RateLimiter
   | OperatorServices
   | StoreSql.Services
@@ -177,7 +187,8 @@ export const serverLayer = <E>(
   Layer.mergeAll(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    Sessions.Sessions.layer
+    Sessions.Sessions.layer,
+    AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
   ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(RememberedCursors.layer(

@@ -7,6 +7,7 @@ import { createServer } from "node:http"
 import { gzipSync } from "node:zlib"
 import {
   type AccountArea,
+  type AccountReveals,
   Directory,
   type RateLimiter,
   type Sessions,
@@ -16,6 +17,7 @@ import {
 import { DropshelfApi } from "@dropshelf/api/Api"
 import { ACCOUNT_PATHS, AccountRoutes, AccountSettings } from "./http/account/AccountRoutes.ts"
 import { HOLDS_PATHS, HoldsRoutes } from "./http/account/HoldsRoutes.ts"
+import { REVEALS_PATHS, RevealsRoutes } from "./http/account/RevealsRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { Admission } from "./http/Admission.ts"
@@ -118,6 +120,7 @@ export const routes = Layer.mergeAll(
   DocsRoute,
   AccountRoutes,
   HoldsRoutes,
+  RevealsRoutes,
 ).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
@@ -129,6 +132,7 @@ const OUTSIDE = {
   [MCP_PATH]: ["POST"],
   ...ACCOUNT_PATHS,
   ...HOLDS_PATHS,
+  ...REVEALS_PATHS,
 }
 
 /**
@@ -185,6 +189,7 @@ export const layer = (
   HttpServer.HttpServer,
   HttpServerError.ServeError,
   Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
+    | AccountReveals.AccountReveals
 > =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -352,5 +357,6 @@ export const serve = (
   never,
   HttpServerError.ServeError,
   Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
+    | AccountReveals.AccountReveals
 > =>
   Layer.launch(layer(options))

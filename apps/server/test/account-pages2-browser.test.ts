@@ -3,11 +3,11 @@
  * one flow per page, role locators, an axe-core check of every page, and the API agreeing with
  * what the page did. Where no Chromium is installed the suite is skipped and says why.
  */
-import type { Browser, BrowserContext } from "playwright-core"
+import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
 import { memoryAdapter, type Running, start } from "./harness.ts"
-import { accountWithKey, apiHolds, heldThroughApi } from "./accountApiSupport.ts"
+import { accountWithKey, apiHolds, heldThroughApi, revealedListing } from "./accountApiSupport.ts"
 
 describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watches and security pages in headless Chromium${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let server: Running
@@ -50,6 +50,13 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
     return { page, ...person }
   }
 
+  const visit = async (page: Page, link: string, heading: string) => {
+    await page.getByRole("link", { name: link, exact: true }).click()
+    await page.getByRole("heading", { level: 1, name: heading }).waitFor()
+    await expectAccessible(page)
+  }
+
+
   it("holds: a hold made through the API is extended and ended on the page, and GET /api/v1/holds agrees", async () => {
     const { page, secret } = await signedIn("pro", "browser-holder", { javaScriptEnabled: false })
     const first = await heldThroughApi(server, secret)
@@ -80,6 +87,16 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
     } finally {
       await checked.close()
     }
+    expect(errors).toEqual([])
+  }, 60_000)
+
+  it("reveals: a name revealed through the API is in the month's ledger", async () => {
+    const { page, secret } = await signedIn("free", "browser-revealer")
+    const revealed = await revealedListing(server, secret)
+    await visit(page, "Reveals", "Reveals")
+    const main = await page.locator("main").innerText()
+    expect(main).toMatch(/1 of 10 reveals used in \d{4}-\d{2}/)
+    expect(await page.getByRole("cell", { name: revealed.domain }).count()).toBe(1)
     expect(errors).toEqual([])
   }, 60_000)
 })

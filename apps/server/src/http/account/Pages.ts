@@ -40,6 +40,7 @@ ${
     options.signedIn === undefined ? "" : html`<a href="/account">Overview</a>
 <a href="/account/keys">Keys</a>
 <a href="/account/holds">Holds</a>
+<a href="/account/reveals">Reveals</a>
 <form class="inline" method="post" action="/signout">
 <input type="hidden" name="csrf" value="${options.signedIn.csrf}">
 <button class="quiet" type="submit">Sign out</button>
