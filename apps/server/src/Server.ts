@@ -18,6 +18,7 @@ import { DropshelfApi } from "@dropshelf/api/Api"
 import { ACCOUNT_PATHS, AccountRoutes, AccountSettings } from "./http/account/AccountRoutes.ts"
 import { HOLDS_PATHS, HoldsRoutes } from "./http/account/HoldsRoutes.ts"
 import { REVEALS_PATHS, RevealsRoutes } from "./http/account/RevealsRoutes.ts"
+import { WATCHES_PATHS, WatchesRoutes } from "./http/account/WatchesRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { Admission } from "./http/Admission.ts"
@@ -121,6 +122,7 @@ export const routes = Layer.mergeAll(
   AccountRoutes,
   HoldsRoutes,
   RevealsRoutes,
+  WatchesRoutes,
 ).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
@@ -133,6 +135,7 @@ const OUTSIDE = {
   ...ACCOUNT_PATHS,
   ...HOLDS_PATHS,
   ...REVEALS_PATHS,
+  ...WATCHES_PATHS,
 }
 
 /**

@@ -6,8 +6,9 @@
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
-import { memoryAdapter, type Running, start } from "./harness.ts"
+import { addListings, call, listing, memoryAdapter, newId, type Running, start } from "./harness.ts"
 import { accountWithKey, apiHolds, heldThroughApi, revealedListing } from "./accountApiSupport.ts"
+import { eventually, receiver } from "./receiver.ts"
 
 describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watches and security pages in headless Chromium${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let server: Running
@@ -17,7 +18,7 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
   const errors: Array<string> = []
 
   beforeAll(async () => {
-    server = await start(memoryAdapter)
+    server = await start(memoryAdapter, { watchWorker: true })
     browser = await launchChromium()
   }, 60_000)
   afterEach(async () => {
@@ -98,6 +99,48 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
     expect(main).toMatch(/1 of 10 reveals used in \d{4}-\d{2}/)
     expect(await page.getByRole("cell", { name: revealed.domain }).count()).toBe(1)
     expect(errors).toEqual([])
+  }, 60_000)
+
+  it("watches: created from the form, paused and resumed; a delivery's attempts from a local receiver, sent again", async () => {
+    const hook = await receiver()
+    try {
+      const { page, secret } = await signedIn("business", "browser-watcher")
+      await visit(page, "Watches", "Watches")
+      const name = `open <script>alert("x")</script> names`
+      await page.getByLabel("Name").fill(name)
+      await page.getByLabel("Query").fill("tier=open")
+      await page.getByLabel("Webhook URL (optional)").fill(hook.url)
+      await page.getByRole("button", { name: "Create watch" }).click()
+      await page.getByRole("heading", { level: 1, name: "Watch created" }).waitFor()
+      await expectAccessible(page)
+      expect((await page.locator("#secret").innerText()).trim()).toMatch(/^whsec_/)
+      await page.getByRole("link", { name: `Back to ${name}` }).click()
+      await page.getByRole("heading", { level: 1, name }).waitFor()
+      await expectAccessible(page)
+
+      await page.getByRole("button", { name: "Pause" }).click()
+      await page.getByRole("status").filter({ hasText: "The watch is paused." }).waitFor()
+      const [watch] = (await call(server, "GET", "/api/v1/watches", { key: secret })).body.data
+      expect(watch).toMatchObject({ name, paused: true, webhook: { url: hook.url } })
+      await page.getByRole("button", { name: "Resume" }).click()
+      await page.getByRole("status").filter({ hasText: "The watch is running again." }).waitFor()
+
+      await addListings(server, [listing({ domain: `browser-${newId().toLowerCase()}.com`, tier: "open" })])
+      expect(await eventually(() => hook.received.length >= 1)).toBe(true)
+      const eventId = hook.received[0]!.headers["webhook-id"]!
+      expect(await eventually(async () => {
+        await page.reload()
+        return (await page.locator("main").innerText()).includes("HTTP 204")
+      })).toBe(true)
+      await expectAccessible(page)
+      await page.getByRole("button", { name: `Send again: delivery ${eventId}` }).click()
+      await page.getByRole("status").filter({ hasText: `Delivery ${eventId} will be sent again shortly.` }).waitFor()
+      expect(await eventually(() => hook.received.length >= 2)).toBe(true)
+      expect(hook.received[1]!.headers["webhook-id"]).toBe(eventId)
+      expect(errors).toEqual([])
+    } finally {
+      await hook.close()
+    }
   }, 60_000)
 })
 
