@@ -22,6 +22,7 @@ import {
   Operators,
   type RateLimiter,
   type RevealStore,
+  type SecurityLogStore,
   type SessionStore,
   Sessions,
   type WatchStore,
@@ -39,6 +40,7 @@ export type Ports =
   | IdempotencyStore.IdempotencyStore
   | WatchStore.WatchStore
   | SessionStore.SessionStore
+  | SecurityLogStore.SecurityLogStore
   | RateLimiter.RateLimiter
 
 /**
