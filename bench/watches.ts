@@ -26,6 +26,7 @@ import {
   ListingStore,
   Operators,
   RateLimiter,
+  SecurityLog,
   Sessions,
   Watch,
   Watches,
@@ -59,6 +60,7 @@ const core = Layer.mergeAll(
   AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
   Sessions.Sessions.layer,
   AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
+  SecurityLog.SecurityLog.layer,
   Watches.Watches.layer.pipe(
     Layer.provide(WebhookDelivery.layer(true)),
     Layer.provide(Layer.succeed(Watches.WatchSettingsRef, settings))

@@ -6,6 +6,7 @@ import {
   Directory,
   Operators,
   RateLimiter,
+  SecurityLog,
   Sessions
 } from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
@@ -169,6 +170,7 @@ export type ServerServices =
   | Sessions.Sessions
   | AccountArea.AccountArea
   | AccountReveals.AccountReveals
+  | SecurityLog.SecurityLog
   | RateLimiter.RateLimiter
   | OperatorServices
   | StoreSql.Services
@@ -189,6 +191,7 @@ export const serverLayer = <E>(
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
     Sessions.Sessions.layer,
     AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
+    SecurityLog.SecurityLog.layer
   ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(RememberedCursors.layer(

@@ -10,6 +10,7 @@ import {
   type AccountReveals,
   Directory,
   type RateLimiter,
+  type SecurityLog,
   type Sessions,
   SinceHorizon,
   type Watches
@@ -18,6 +19,7 @@ import { DropshelfApi } from "@dropshelf/api/Api"
 import { ACCOUNT_PATHS, AccountRoutes, AccountSettings } from "./http/account/AccountRoutes.ts"
 import { HOLDS_PATHS, HoldsRoutes } from "./http/account/HoldsRoutes.ts"
 import { REVEALS_PATHS, RevealsRoutes } from "./http/account/RevealsRoutes.ts"
+import { SECURITY_PATHS, SecurityRoutes } from "./http/account/SecurityRoutes.ts"
 import { WATCHES_PATHS, WatchesRoutes } from "./http/account/WatchesRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
@@ -123,6 +125,7 @@ export const routes = Layer.mergeAll(
   HoldsRoutes,
   RevealsRoutes,
   WatchesRoutes,
+  SecurityRoutes
 ).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
@@ -136,6 +139,7 @@ const OUTSIDE = {
   ...HOLDS_PATHS,
   ...REVEALS_PATHS,
   ...WATCHES_PATHS,
+  ...SECURITY_PATHS
 }
 
 /**
@@ -193,6 +197,7 @@ export const layer = (
   HttpServerError.ServeError,
   Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
     | AccountReveals.AccountReveals
+    | SecurityLog.SecurityLog
 > =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -361,5 +366,6 @@ export const serve = (
   HttpServerError.ServeError,
   Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
     | AccountReveals.AccountReveals
+    | SecurityLog.SecurityLog
 > =>
   Layer.launch(layer(options))

@@ -6,6 +6,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
+import { Operators } from "@dropshelf/core"
 import { addListings, call, listing, memoryAdapter, newId, type Running, start } from "./harness.ts"
 import { accountWithKey, apiHolds, heldThroughApi, revealedListing } from "./accountApiSupport.ts"
 import { eventually, receiver } from "./receiver.ts"
@@ -141,6 +142,23 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
     } finally {
       await hook.close()
     }
+  }, 60_000)
+
+  it("security: a key the operator made and the page revoked are in the log", async () => {
+    const person = await accountWithKey(server, "pro", "browser-secure")
+    const made = await server.run(Operators.Operators.use((operators) => operators.createKey(person.account.id, "from-cli")))
+    context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(person.url)
+    await page.getByRole("button", { name: "Continue" }).click()
+    await page.getByRole("heading", { level: 1, name: "Your account" }).waitFor()
+    await visit(page, "Keys", "API keys")
+    await page.getByRole("button", { name: `Revoke key ${made.key.prefix} (from-cli)` }).click()
+    await page.getByRole("status").filter({ hasText: `Key ${made.key.prefix} is revoked.` }).waitFor()
+    await visit(page, "Security", "Security log")
+    const rows = await page.getByRole("row").allInnerTexts()
+    expect(rows.filter((row) => row.includes(`${made.key.prefix} (from-cli)`)).map((row) => row.split("\t")[1])).toEqual(["Key revoked", "Key created"])
+    expect(rows.some((row) => row.includes("Signed in") && row.includes("with a one-time link"))).toBe(true)
   }, 60_000)
 })
 

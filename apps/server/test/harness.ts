@@ -22,6 +22,7 @@ import {
   Operators,
   type RateLimiter,
   type RevealStore,
+  SecurityLog,
   type SecurityLogStore,
   type SessionStore,
   Sessions,
@@ -128,6 +129,7 @@ export const useCasesOver = <A, E, R>(
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
     Sessions.Sessions.layer,
     AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
+    SecurityLog.SecurityLog.layer,
     watchesLayer(options.watchSettings)
   ).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),

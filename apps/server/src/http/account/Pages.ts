@@ -42,6 +42,7 @@ ${
 <a href="/account/holds">Holds</a>
 <a href="/account/reveals">Reveals</a>
 <a href="/account/watches">Watches</a>
+<a href="/account/security">Security</a>
 <form class="inline" method="post" action="/signout">
 <input type="hidden" name="csrf" value="${options.signedIn.csrf}">
 <button class="quiet" type="submit">Sign out</button>
