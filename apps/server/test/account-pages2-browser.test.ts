@@ -160,6 +160,34 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
     expect(rows.filter((row) => row.includes(`${made.key.prefix} (from-cli)`)).map((row) => row.split("\t")[1])).toEqual(["Key revoked", "Key created"])
     expect(rows.some((row) => row.includes("Signed in") && row.includes("with a one-time link"))).toBe(true)
   }, 60_000)
+
+  it("every new page fits a 360 px wide phone and passes axe there", async () => {
+    const hook = await receiver()
+    try {
+      const { page, secret } = await signedIn("business", "browser-phone")
+      await heldThroughApi(server, secret)
+      const created = await call(server, "POST", "/api/v1/watches", {
+        key: secret,
+        body: JSON.stringify({ name: "a watch with a rather long name to wrap on a phone", query: { tier: "open" }, webhook_url: `${hook.url}/a/rather/long/path/for/a/phone` })
+      })
+      await addListings(server, [listing({ domain: `phone-${newId().toLowerCase()}.com`, tier: "open" })])
+      expect(await eventually(() => hook.received.length >= 1)).toBe(true)
+      const phone = await browser.newContext({ viewport: { width: 360, height: 740 } })
+      try {
+        await phone.addCookies(await page.context().cookies())
+        const small = await phone.newPage()
+        for (const path of ["/account/holds", "/account/reveals", "/account/watches", `/account/watches/${created.body.id}`, "/account/security"]) {
+          await small.goto(`${server.base}${path}`)
+          await expectAccessible(small)
+          expect(await small.evaluate<number>("document.documentElement.scrollWidth"), path).toBeLessThanOrEqual(360)
+        }
+      } finally {
+        await phone.close()
+      }
+    } finally {
+      await hook.close()
+    }
+  }, 60_000)
 })
 
 if (missing !== undefined) {
