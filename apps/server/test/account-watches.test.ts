@@ -52,6 +52,15 @@ describe("the watches pages", () => {
       expect(refused.text).toContain('role="alert"')
     }
     expect(await apiWatches(person.secret)).toHaveLength(1)
+
+    expect(shown.text).toContain(">Add a webhook</button>")
+    const added = await send(server, "POST", `/account/watches/${id}/webhook`, {
+      session: person.session,
+      form: { csrf: person.csrf, webhook_url: "http://127.0.0.1:9/added" }
+    })
+    expect(added.text).toContain("<h1>Webhook added</h1>")
+    expect(added.text).toMatch(/<code id="secret">whsec_[^<]+<\/code>/)
+    expect((await apiWatches(person.secret))[0].webhook.url).toBe("http://127.0.0.1:9/added")
   })
 
   it("with a webhook: the secret shown once; URL change, rotation, pause, resume and delete as the API then reads them", async () => {

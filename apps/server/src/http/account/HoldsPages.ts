@@ -1,5 +1,5 @@
 import { html } from "@remix-run/html-template"
-import type { Hold, Plan } from "@dropshelf/core"
+import { Hold, Plan, Time } from "@dropshelf/core"
 import { layout, type SignedIn, when } from "./Pages.ts"
 
 /*
@@ -8,6 +8,9 @@ import { layout, type SignedIn, when } from "./Pages.ts"
  */
 
 const at = (iso: string | null) => when(iso === null ? null : Date.parse(iso))
+
+const LISTED_DAYS = Hold.ENDED_HOLD_LISTING_MS / Time.DAY
+const COOLDOWN_DAYS = Plan.HOLD_COOLDOWN_MS / Time.DAY
 
 export const holds = (
   list: ReadonlyArray<Hold.HoldView>,
@@ -49,14 +52,14 @@ ${options.refusal === undefined ? "" : html`<p class="notice bad" role="alert">$
         : html`${running} of ${plan.concurrentHolds} holds running. A hold lasts ${plan.holdHours} hours and can be extended once by ${plan.extendHours}.`
     }</p>
 ${
-      list.length === 0 ? html`<p>No holds running or ended in the last 30 days.</p>` : html`<table>
-<caption class="hint">Your holds running and ended in the last 30 days, as <code>GET /api/v1/holds</code> lists them.</caption>
+      list.length === 0 ? html`<p>No holds running or ended in the last ${LISTED_DAYS} days.</p>` : html`<table>
+<caption class="hint">Your holds running and ended in the last ${LISTED_DAYS} days, as <code>GET /api/v1/holds</code> lists them.</caption>
 <thead><tr><th scope="col">Listing</th><th scope="col">State</th><th scope="col">Held</th><th scope="col">Ends</th><th scope="col">Ended</th><th scope="col">Action</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`
     }
 <p class="hint">You start a hold on a listing you revealed through the API (<code>POST /api/v1/domains/{id}/hold</code>).
-End it as registered once the name is yours, or release it; either way you cannot hold that listing again for 30 days.</p>`,
+End it as registered once the name is yours, or release it; either way you cannot hold that listing again for ${COOLDOWN_DAYS} days.</p>`,
     { signedIn }
   )
 }

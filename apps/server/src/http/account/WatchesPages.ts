@@ -113,7 +113,7 @@ ${view.webhook?.previous_secret_expires_at == null ? "" : html`<dt>Previous secr
 <form method="post" action="${base}/webhook">${csrfField(signedIn)}
 <label for="webhook-url">Webhook URL</label>
 <input type="text" id="webhook-url" name="webhook_url" inputmode="url" required value="${view.webhook?.url ?? ""}">
-<p><button type="submit">Change webhook URL</button></p>
+<p><button type="submit">${view.webhook === null ? "Add a webhook" : "Change webhook URL"}</button></p>
 </form>
 ${
       view.webhook === null ? "" : html`<form method="post" action="${base}/rotate">${csrfField(signedIn)}
