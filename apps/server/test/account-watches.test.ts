@@ -136,16 +136,25 @@ describe("the watches pages", () => {
   it("a watch's name and webhook URL are shown as text, never markup", async () => {
     const person = await signedIn("business", "xss")
     const name = `<script>alert("name")</script><img src=x onerror=alert(1)>`
-    const url = `http://127.0.0.1:9/hook?x="><script>alert(2)</script>`
+    const url = `http://127.0.0.1:9/hook?x="><script>alert(2)</script>&y='onmouseover='alert(3)`
     const made = await send(server, "POST", "/account/watches", { session: person.session, form: { csrf: person.csrf, name, query: "", webhook_url: url } })
     expect(made.status).toBe(200)
     const [watch] = await apiWatches(person.secret)
+    // Stored as the URL parser writes it (quotes and brackets percent-encoded), and shown escaped.
+    expect(watch.webhook.url).toBe(new URL(url).href)
+    const escaped = watch.webhook.url.replaceAll("&", "&amp;").replaceAll("\"", "&quot;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
+    expect((await send(server, "GET", `/account/watches/${watch.id}`, { session: person.session })).text).toContain(`<code>${escaped}</code>`)
     for (const path of ["/account/watches", `/account/watches/${watch.id}`]) {
       const page = (await send(server, "GET", path, { session: person.session })).text
       expect(page, path).not.toContain("<script>alert")
       expect(page, path).not.toContain("<img src=x")
       expect(page, path).toContain("&lt;script&gt;alert(")
     }
+    const scripted = await send(server, "POST", "/account/watches", {
+      session: person.session,
+      form: { csrf: person.csrf, name: "js", query: "", webhook_url: "javascript:alert(1)" }
+    })
+    expect(scripted.status).toBe(400)
   })
 
   it("another account's watch is no such watch (404), and stays as it was", async () => {
