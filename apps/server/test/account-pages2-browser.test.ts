@@ -161,6 +161,22 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
     expect(rows.some((row) => row.includes("Signed in") && row.includes("with a one-time link"))).toBe(true)
   }, 60_000)
 
+  it("watches without JavaScript: create, pause and delete with the forms alone", async () => {
+    const { page, secret } = await signedIn("pro", "no-script-watcher", { javaScriptEnabled: false })
+    await page.getByRole("link", { name: "Watches", exact: true }).click()
+    await page.getByLabel("Name").fill("plain forms")
+    await page.getByLabel("Query").fill("tld=com")
+    await page.getByRole("button", { name: "Create watch" }).click()
+    await page.getByRole("heading", { level: 1, name: "plain forms" }).waitFor()
+    await page.getByRole("button", { name: "Pause" }).click()
+    await page.getByRole("status").filter({ hasText: "The watch is paused." }).waitFor()
+    expect((await call(server, "GET", "/api/v1/watches", { key: secret })).body.data).toMatchObject([{ name: "plain forms", query: { tld: "com" }, paused: true }])
+    await page.getByRole("button", { name: "Delete this watch" }).click()
+    await page.getByRole("status").filter({ hasText: "The watch plain forms is deleted." }).waitFor()
+    expect((await call(server, "GET", "/api/v1/watches", { key: secret })).body.data).toEqual([])
+    expect(errors).toEqual([])
+  }, 60_000)
+
   it("every new page fits a 360 px wide phone and passes axe there", async () => {
     const hook = await receiver()
     try {
