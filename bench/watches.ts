@@ -17,7 +17,22 @@
  * A fresh database `dropshelf_bench_watches` each run.
  */
 import { createServer } from "node:http"
-import { AccountArea, AvailabilityCheck, Cursor, Directory, DirectoryArea, ListingStore, Operators, RateLimiter, Sessions, Watch, Watches, WatchStore } from "@dropshelf/core"
+import {
+  AccountArea,
+  AccountReveals,
+  AvailabilityCheck,
+  Cursor,
+  Directory,
+  DirectoryArea,
+  ListingStore,
+  Operators,
+  RateLimiter,
+  SecurityLog,
+  Sessions,
+  Watch,
+  Watches,
+  WatchStore
+} from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Server, WebhookDelivery } from "@dropshelf/server"
@@ -46,6 +61,8 @@ const core = Layer.mergeAll(
   AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
   Sessions.Sessions.layer,
   DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
+  AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
+  SecurityLog.SecurityLog.layer,
   Watches.Watches.layer.pipe(
     Layer.provide(WebhookDelivery.layer(true)),
     Layer.provide(Layer.succeed(Watches.WatchSettingsRef, settings))

@@ -1,4 +1,15 @@
-import { AccountArea, type AvailabilityCheck, Cursor, Directory, DirectoryArea, Operators, RateLimiter, Sessions } from "@dropshelf/core"
+import {
+  AccountArea,
+  AccountReveals,
+  type AvailabilityCheck,
+  Cursor,
+  Directory,
+  DirectoryArea,
+  Operators,
+  RateLimiter,
+  SecurityLog,
+  Sessions
+} from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
 import { PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
@@ -160,6 +171,8 @@ export type ServerServices =
   | Sessions.Sessions
   | AccountArea.AccountArea
   | DirectoryArea.DirectoryArea
+  | AccountReveals.AccountReveals
+  | SecurityLog.SecurityLog
   | RateLimiter.RateLimiter
   | OperatorServices
   | StoreSql.Services
@@ -179,7 +192,9 @@ export const serverLayer = <E>(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
     Sessions.Sessions.layer,
-    DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer))
+    DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
+    AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
+    SecurityLog.SecurityLog.layer
   ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(RememberedCursors.layer(

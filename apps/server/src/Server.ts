@@ -5,9 +5,23 @@ import { HttpApiBuilder } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { gzipSync } from "node:zlib"
-import { type AccountArea, Directory, type DirectoryArea, type RateLimiter, type Sessions, SinceHorizon, type Watches } from "@dropshelf/core"
+import {
+  type AccountArea,
+  type AccountReveals,
+  Directory,
+  type DirectoryArea,
+  type RateLimiter,
+  type SecurityLog,
+  type Sessions,
+  SinceHorizon,
+  type Watches
+} from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import { ACCOUNT_PATHS, AccountRoutes, AccountSettings } from "./http/account/AccountRoutes.ts"
+import { HOLDS_PATHS, HoldsRoutes } from "./http/account/HoldsRoutes.ts"
+import { REVEALS_PATHS, RevealsRoutes } from "./http/account/RevealsRoutes.ts"
+import { SECURITY_PATHS, SecurityRoutes } from "./http/account/SecurityRoutes.ts"
+import { WATCHES_PATHS, WatchesRoutes } from "./http/account/WatchesRoutes.ts"
 import { DirectoryRoutes } from "./http/account/DirectoryRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
@@ -106,13 +120,31 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
  * exchange it matched. Needs `Directory`, `RateLimiter`, `Admission`, the server's `Lifecycle`,
  * and for the account area `Sessions`, `AccountArea`, `DirectoryArea` and `AccountSettings`.
  */
-export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute, AccountRoutes, DirectoryRoutes).pipe(
+export const routes = Layer.mergeAll(
+  HttpApiBuilder.layer(DropshelfApi),
+  McpRoute,
+  DocsRoute,
+  AccountRoutes,
+  HoldsRoutes,
+  RevealsRoutes,
+  WatchesRoutes,
+  SecurityRoutes,
+  DirectoryRoutes
+).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
 )
 
 /** The routes outside the API definition, and their methods. */
-const OUTSIDE = { "/docs": ["GET"], [MCP_PATH]: ["POST"], ...ACCOUNT_PATHS }
+const OUTSIDE = {
+  "/docs": ["GET"],
+  [MCP_PATH]: ["POST"],
+  ...ACCOUNT_PATHS,
+  ...HOLDS_PATHS,
+  ...REVEALS_PATHS,
+  ...WATCHES_PATHS,
+  ...SECURITY_PATHS
+}
 
 /**
  * Counts the requests being answered, for the drain; while draining, every answer closes its
@@ -168,6 +200,8 @@ export const layer = (
   HttpServer.HttpServer,
   HttpServerError.ServeError,
   Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea | DirectoryArea.DirectoryArea
+    | AccountReveals.AccountReveals
+    | SecurityLog.SecurityLog
 > =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -337,5 +371,7 @@ export const serve = (
   never,
   HttpServerError.ServeError,
   Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea | DirectoryArea.DirectoryArea
+    | AccountReveals.AccountReveals
+    | SecurityLog.SecurityLog
 > =>
   Layer.launch(layer(options))

@@ -9,6 +9,7 @@ import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import {
   AccountArea,
+  AccountReveals,
   type AccountStore,
   AvailabilityCheck,
   Cursor,
@@ -22,6 +23,8 @@ import {
   Operators,
   type RateLimiter,
   type RevealStore,
+  SecurityLog,
+  type SecurityLogStore,
   type SessionStore,
   Sessions,
   type WatchStore,
@@ -39,6 +42,7 @@ export type Ports =
   | IdempotencyStore.IdempotencyStore
   | WatchStore.WatchStore
   | SessionStore.SessionStore
+  | SecurityLogStore.SecurityLogStore
   | RateLimiter.RateLimiter
 
 /**
@@ -126,6 +130,8 @@ export const useCasesOver = <A, E, R>(
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
     Sessions.Sessions.layer,
     DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
+    AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
+    SecurityLog.SecurityLog.layer,
     watchesLayer(options.watchSettings)
   ).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),

@@ -18,12 +18,14 @@ import { type DelistReason, isTombstone, type ListingRecord, type PublicView, to
 import { maskHint } from "./domain/Masking.ts"
 import { effectivePlan, type PlanName, Plans, type StoredPlan } from "./domain/Plan.ts"
 import { isCharged, type RevealEntry } from "./domain/RevealLedger.ts"
+import { keyDetail } from "./domain/SecurityEvent.ts"
 import { type Instant, monthOf } from "./domain/Time.ts"
 import { type AccountRecord, AccountStore } from "./ports/AccountStore.ts"
 import { HoldStore } from "./ports/HoldStore.ts"
 import { type KeyRecord, KeyStore } from "./ports/KeyStore.ts"
 import { type ListingInput, ListingStore, type UpsertResult } from "./ports/ListingStore.ts"
 import { RevealStore } from "./ports/RevealStore.ts"
+import { SecurityLogStore } from "./ports/SecurityLogStore.ts"
 import { WatchStore } from "./ports/WatchStore.ts"
 import type { WatchView } from "./domain/WatchView.ts"
 import { toWatchView } from "./Watches.ts"
@@ -130,6 +132,7 @@ export class Operators extends Context.Service<Operators, {
       const digest = yield* Digest.Digest
       const random = yield* SecureRandom.SecureRandom
       const watches = yield* WatchStore
+      const securityLog = yield* SecurityLogStore
       const issueSignInLink = yield* makeIssueSignInLink
 
       const createAccount = Effect.fn("Operators.createAccount")(function*(name: string, plan: StoredPlan, email?: string) {
@@ -158,11 +161,15 @@ export class Operators extends Context.Service<Operators, {
         const at = yield* Clock.currentTimeMillis
         const { fields, secret } = yield* newKey(name, lifetimeMs === undefined ? null : at + lifetimeMs)
         const key = yield* keys.create({ ...fields, accountId, liveLimit: effectivePlan(account.plan).liveKeys, at })
+        yield* securityLog.record({ accountId, kind: "key.created", at, detail: keyDetail(key) })
         return { secret, key }
       })
 
       const revokeKey = Effect.fn("Operators.revokeKey")(function*(prefix: string) {
-        return yield* keys.revoke(prefix, yield* Clock.currentTimeMillis)
+        const at = yield* Clock.currentTimeMillis
+        const key = yield* keys.revoke(prefix, at)
+        yield* securityLog.record({ accountId: key.accountId, kind: "key.revoked", at, detail: keyDetail(key) })
+        return key
       })
 
       const rotateKey = Effect.fn("Operators.rotateKey")(function*(prefix: string, graceMs: number, lifetimeMs?: KeyLifetime) {
@@ -176,6 +183,12 @@ export class Operators extends Context.Service<Operators, {
           liveLimit: effectivePlan(found.account.plan).liveKeys,
           retireAt: at + graceMs,
           at
+        })
+        yield* securityLog.record({
+          accountId: rotated.successor.accountId,
+          kind: "key.rotated",
+          at,
+          detail: `${keyDetail(rotated.retired)} → ${rotated.successor.prefix}`
         })
         return { secret, key: rotated.successor, retired: rotated.retired }
       })

@@ -472,6 +472,21 @@ const sessions = statements(
   `CREATE INDEX sessions_open_by_account ON sessions (account_id) WHERE ended_at IS NULL`
 )
 
+/*
+ * 0020: each account's security log (core SecurityEvent.ts), appended to by the key and session
+ * use cases and read newest first by account. The kind is open text: later parts add kinds.
+ */
+const securityEvents = statements(
+  `CREATE TABLE security_events (
+    id bigserial PRIMARY KEY,
+    account_id text NOT NULL REFERENCES accounts (id),
+    kind text NOT NULL,
+    at timestamptz NOT NULL,
+    detail text
+  )`,
+  `CREATE INDEX security_events_by_account ON security_events (account_id, id DESC)`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -488,7 +503,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0014_running_holds_by_end": runningHoldsByEnd,
   "0015_watch_event_versions": watchEventVersions,
   "0016_account_email": accountEmail,
-  "0017_sessions": sessions
+  "0017_sessions": sessions,
+  "0020_security_events": securityEvents
 }
 
 const run = Migrator.make({})

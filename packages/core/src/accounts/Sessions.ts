@@ -1,9 +1,11 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
 import { AccountNotFound, SessionEnded, SignInLinkInvalid } from "../domain/errors.ts"
+import { SIGNED_IN_BY_LINK } from "../domain/SecurityEvent.ts"
 import * as Session from "../domain/Session.ts"
 import type { Instant } from "../domain/Time.ts"
 import { type AccountRecord, AccountStore } from "../ports/AccountStore.ts"
+import { SecurityLogStore } from "../ports/SecurityLogStore.ts"
 import { SessionStore } from "../ports/SessionStore.ts"
 
 /*
@@ -71,6 +73,7 @@ export class Sessions extends Context.Service<Sessions, {
       const digest = yield* Digest.Digest
       const random = yield* SecureRandom.SecureRandom
       const issueSignInLink = yield* makeIssueSignInLink
+      const securityLog = yield* SecurityLogStore
 
       const sessionOf = Effect.fnUntraced(function*(token: string) {
         if (!Session.isSessionToken(token)) return undefined
@@ -79,7 +82,10 @@ export class Sessions extends Context.Service<Sessions, {
 
       const signOut = Effect.fn("Sessions.signOut")(function*(sessionToken: string) {
         const session = yield* sessionOf(sessionToken)
-        if (session !== undefined) yield* store.endSession(session.id, yield* Clock.currentTimeMillis)
+        if (session === undefined || session.endedAt !== null) return
+        const at = yield* Clock.currentTimeMillis
+        yield* store.endSession(session.id, at)
+        yield* securityLog.record({ accountId: session.accountId, kind: "session.signed_out", at, detail: null })
       })
 
       const redeem = Effect.fn("Sessions.redeem")(function*(linkToken: string, previous?: string) {
@@ -93,6 +99,7 @@ export class Sessions extends Context.Service<Sessions, {
         })
         if (session === undefined) return yield* new SignInLinkInvalid()
         if (previous !== undefined) yield* signOut(previous)
+        yield* securityLog.record({ accountId: session.accountId, kind: "session.signed_in", at, detail: SIGNED_IN_BY_LINK })
         return { token, session } satisfies SignedIn
       })
 
@@ -108,7 +115,10 @@ export class Sessions extends Context.Service<Sessions, {
       })
 
       const signOutEverywhere = Effect.fn("Sessions.signOutEverywhere")(function*(accountId: string) {
-        return yield* store.endAccountSessions(accountId, yield* Clock.currentTimeMillis)
+        const at = yield* Clock.currentTimeMillis
+        const ended = yield* store.endAccountSessions(accountId, at)
+        yield* securityLog.record({ accountId, kind: "session.signed_out_everywhere", at, detail: `${ended} sessions ended` })
+        return ended
       })
 
       return Sessions.of({ issueSignInLink, redeem, authenticate, signOut, signOutEverywhere })

@@ -48,6 +48,7 @@ pre, code { font-family: ui-monospace, monospace; font-size: .9rem; }
 pre { overflow-x: auto; padding: .75rem; border: 1px solid var(--line); border-radius: 4px; white-space: pre-wrap; word-break: break-all; }
 .secret { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
 .secret code { word-break: break-all; padding: .4rem; border: 1px solid var(--line); border-radius: 4px; }
+dd, li { min-width: 0; overflow-wrap: anywhere; }
 `.trim() + "\n"
 
 const SCRIPT = `

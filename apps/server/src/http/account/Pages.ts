@@ -14,7 +14,7 @@ export interface SignedIn {
   readonly csrf: string
 }
 
-const when = (instant: number | null): SafeHtml =>
+export const when = (instant: number | null): SafeHtml =>
   instant === null ? html`never` : html`<time datetime="${Time.toIso(instant)}">${Time.toIso(instant).slice(0, 16).replace("T", " ")} UTC</time>`
 
 export const layout = (
@@ -40,6 +40,10 @@ ${
     options.signedIn === undefined ? "" : html`<a href="/account">Overview</a>
 <a href="/account/keys">Keys</a>
 <a href="/account/directory">Directory</a>
+<a href="/account/holds">Holds</a>
+<a href="/account/reveals">Reveals</a>
+<a href="/account/watches">Watches</a>
+<a href="/account/security">Security</a>
 <form class="inline" method="post" action="/signout">
 <input type="hidden" name="csrf" value="${options.signedIn.csrf}">
 <button class="quiet" type="submit">Sign out</button>
