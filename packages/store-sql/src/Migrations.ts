@@ -472,6 +472,33 @@ const sessions = statements(
   `CREATE INDEX sessions_open_by_account ON sessions (account_id) WHERE ended_at IS NULL`
 )
 
+/*
+ * 0019: passkeys of the account area (core Passkey.ts) and the challenges of their ceremonies,
+ * each kept until it is answered or the next challenge finds it expired.
+ */
+const passkeys = statements(
+  `CREATE TABLE passkeys (
+    id text PRIMARY KEY,
+    account_id text NOT NULL REFERENCES accounts (id),
+    name text NOT NULL,
+    public_key text NOT NULL,
+    counter bigint NOT NULL,
+    transports jsonb NOT NULL,
+    created_at timestamptz NOT NULL,
+    last_used_at timestamptz
+  )`,
+  `CREATE INDEX passkeys_by_account ON passkeys (account_id)`,
+  `CREATE TABLE passkey_challenges (
+    id text PRIMARY KEY,
+    purpose text NOT NULL CHECK (purpose IN ('register', 'authenticate')),
+    challenge text NOT NULL,
+    session_id text REFERENCES sessions (id),
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL
+  )`,
+  `CREATE INDEX passkey_challenges_by_expiry ON passkey_challenges (expires_at)`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -488,7 +515,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0014_running_holds_by_end": runningHoldsByEnd,
   "0015_watch_event_versions": watchEventVersions,
   "0016_account_email": accountEmail,
-  "0017_sessions": sessions
+  "0017_sessions": sessions,
+  "0019_passkeys": passkeys
 }
 
 const run = Migrator.make({})

@@ -1,4 +1,14 @@
-import { AccountStore, HoldStore, IdempotencyStore, KeyStore, ListingStore, RevealStore, SessionStore, WatchStore } from "@dropshelf/core"
+import {
+  AccountStore,
+  HoldStore,
+  IdempotencyStore,
+  KeyStore,
+  ListingStore,
+  PasskeyStore,
+  RevealStore,
+  SessionStore,
+  WatchStore
+} from "@dropshelf/core"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue } from "effect"
 import { SqlClient } from "effect/sql"
@@ -15,6 +25,7 @@ import * as SqlIdempotencyStore from "./SqlIdempotencyStore.ts"
 import * as SqlKeyStore from "./SqlKeyStore.ts"
 import * as SqlListingStore from "./SqlListingStore.ts"
 import * as SqlRevealStore from "./SqlRevealStore.ts"
+import * as SqlPasskeyStore from "./SqlPasskeyStore.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
 import * as SpooledSnapshot from "./SpooledSnapshot.ts"
 import * as SqlWatchStore from "./SqlWatchStore.ts"
@@ -43,6 +54,7 @@ export type Stores =
   | IdempotencyStore.IdempotencyStore
   | WatchStore.WatchStore
   | SessionStore.SessionStore
+  | PasskeyStore.PasskeyStore
 
 /** What every deployment layer provides: every storage port and the SqlClient they run on. */
 export type Services = Stores | SqlClient.SqlClient
@@ -62,7 +74,8 @@ export const layerStores: Layer.Layer<Stores | KeyLookups, never, SqlClient.SqlC
   SqlKeyStore.layer,
   SqlIdempotencyStore.layer,
   SqlWatchStore.layer,
-  SqlSessionStore.layer
+  SqlSessionStore.layer,
+  SqlPasskeyStore.layer
 ).pipe(Layer.provideMerge(KeyLookups.layer))
 
 /**

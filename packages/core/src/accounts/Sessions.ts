@@ -48,6 +48,46 @@ export const makeIssueSignInLink = Effect.gen(function*() {
   })
 })
 
+/** A new session's token and what a store keeps of it: how every sign-in makes its session. */
+const makeMintSession = Effect.gen(function*() {
+  const digest = yield* Digest.Digest
+  const random = yield* SecureRandom.SecureRandom
+  return Effect.fnUntraced(function*(at: Instant) {
+    const token = yield* Session.generateToken(Session.SESSION_MARKER).pipe(Effect.provideService(SecureRandom.SecureRandom, random))
+    return { token, stored: { digest: yield* sha256(digest, token), expiresAt: at + Session.ABSOLUTE_MS } }
+  })
+})
+
+/** Ends the session of a token, if there is one: what signing out does, and signing in does to the browser's previous session. */
+const makeSignOut = Effect.gen(function*() {
+  const store = yield* SessionStore
+  const digest = yield* Digest.Digest
+  return Effect.fn("Sessions.signOut")(function*(sessionToken: string) {
+    if (!Session.isSessionToken(sessionToken)) return
+    const session = yield* store.findSession(yield* sha256(digest, sessionToken))
+    if (session !== undefined) yield* store.endSession(session.id, yield* Clock.currentTimeMillis)
+  })
+})
+
+/**
+ * Starts a session for an account whose sign-in another use case proved (a passkey), exactly
+ * as redeeming a link does: a new token, and the browser's `previous` session ended.
+ * `undefined` when the account no longer exists.
+ */
+export const makeStartSession = Effect.gen(function*() {
+  const store = yield* SessionStore
+  const mint = yield* makeMintSession
+  const signOut = yield* makeSignOut
+  return Effect.fn("Sessions.start")(function*(accountId: string, previous?: string) {
+    const at = yield* Clock.currentTimeMillis
+    const { stored, token } = yield* mint(at)
+    const session = yield* store.createSession({ accountId, session: stored, at })
+    if (session === undefined) return undefined
+    if (previous !== undefined) yield* signOut(previous)
+    return { token, session } satisfies SignedIn
+  })
+})
+
 export class Sessions extends Context.Service<Sessions, {
   /** A one-time link for the account, void after Session.LINK_LIFETIME_MS. */
   readonly issueSignInLink: (accountId: string) => Effect.Effect<SignInLink, AccountNotFound>
@@ -69,28 +109,20 @@ export class Sessions extends Context.Service<Sessions, {
       const accounts = yield* AccountStore
       const store = yield* SessionStore
       const digest = yield* Digest.Digest
-      const random = yield* SecureRandom.SecureRandom
       const issueSignInLink = yield* makeIssueSignInLink
+      const mint = yield* makeMintSession
+      const signOut = yield* makeSignOut
 
       const sessionOf = Effect.fnUntraced(function*(token: string) {
         if (!Session.isSessionToken(token)) return undefined
         return yield* store.findSession(yield* sha256(digest, token))
       })
 
-      const signOut = Effect.fn("Sessions.signOut")(function*(sessionToken: string) {
-        const session = yield* sessionOf(sessionToken)
-        if (session !== undefined) yield* store.endSession(session.id, yield* Clock.currentTimeMillis)
-      })
-
       const redeem = Effect.fn("Sessions.redeem")(function*(linkToken: string, previous?: string) {
         if (!Session.isLinkToken(linkToken)) return yield* new SignInLinkInvalid()
-        const token = yield* Session.generateToken(Session.SESSION_MARKER).pipe(Effect.provideService(SecureRandom.SecureRandom, random))
         const at = yield* Clock.currentTimeMillis
-        const session = yield* store.redeemLink({
-          linkDigest: yield* sha256(digest, linkToken),
-          session: { digest: yield* sha256(digest, token), expiresAt: at + Session.ABSOLUTE_MS },
-          at
-        })
+        const { stored, token } = yield* mint(at)
+        const session = yield* store.redeemLink({ linkDigest: yield* sha256(digest, linkToken), session: stored, at })
         if (session === undefined) return yield* new SignInLinkInvalid()
         if (previous !== undefined) yield* signOut(previous)
         return { token, session } satisfies SignedIn
