@@ -17,10 +17,10 @@
  * A fresh database `dropshelf_bench_watches` each run.
  */
 import { createServer } from "node:http"
-import { AccountArea, AvailabilityCheck, Cursor, Directory, ListingStore, Operators, RateLimiter, Sessions, Watch, Watches, WatchStore } from "@dropshelf/core"
+import { AccountArea, AvailabilityCheck, Cursor, Directory, ListingStore, Operators, Passkeys, RateLimiter, Sessions, Watch, Watches, WatchStore } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Server, WebhookDelivery } from "@dropshelf/server"
+import { Server, WebAuthnSimple, WebhookDelivery } from "@dropshelf/server"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { StoreSql } from "../packages/store-sql/src/index.ts"
 import { databaseUrl, psql } from "./postgres.ts"
@@ -45,6 +45,7 @@ const core = Layer.mergeAll(
   Directory.Directory.layer,
   AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
   Sessions.Sessions.layer,
+  Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer)),
   Watches.Watches.layer.pipe(
     Layer.provide(WebhookDelivery.layer(true)),
     Layer.provide(Layer.succeed(Watches.WatchSettingsRef, settings))

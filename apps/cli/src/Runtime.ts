@@ -1,5 +1,6 @@
-import { AccountArea, type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter, Sessions } from "@dropshelf/core"
+import { AccountArea, type AvailabilityCheck, Cursor, Directory, Operators, Passkeys, RateLimiter, Sessions } from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
+import * as WebAuthnSimple from "@dropshelf/server/WebAuthnSimple"
 import { PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
@@ -159,6 +160,7 @@ export type ServerServices =
   | Directory.Directory
   | Sessions.Sessions
   | AccountArea.AccountArea
+  | Passkeys.Passkeys
   | RateLimiter.RateLimiter
   | OperatorServices
   | StoreSql.Services
@@ -177,7 +179,8 @@ export const serverLayer = <E>(
   Layer.mergeAll(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    Sessions.Sessions.layer
+    Sessions.Sessions.layer,
+    Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer))
   ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(RememberedCursors.layer(

@@ -19,6 +19,8 @@ import {
   ListingStore,
   Masking,
   Operators,
+  type PasskeyStore,
+  Passkeys,
   type RateLimiter,
   type RevealStore,
   type SessionStore,
@@ -27,7 +29,7 @@ import {
   Watches
 } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { RememberedCursors, Server, WebhookDelivery } from "@dropshelf/server"
+import { RememberedCursors, Server, WebAuthnSimple, WebhookDelivery } from "@dropshelf/server"
 
 export type Ports =
   | ListingStore.ListingStore
@@ -38,6 +40,7 @@ export type Ports =
   | IdempotencyStore.IdempotencyStore
   | WatchStore.WatchStore
   | SessionStore.SessionStore
+  | PasskeyStore.PasskeyStore
   | RateLimiter.RateLimiter
 
 /**
@@ -101,6 +104,8 @@ export interface StartOptions {
   readonly shutdownTimeoutMs?: number | undefined
   /** The account area's upgrade link (DROPSHELF_UPGRADE_URL); default none. */
   readonly upgradeUrl?: string | undefined
+  /** The account area's public origin (DROPSHELF_PUBLIC_URL); default none: the request's `Host`. */
+  readonly publicUrl?: string | undefined
 }
 
 /** The watch use cases as a test server runs them: private receivers allowed, a 50 ms poll. */
@@ -124,6 +129,7 @@ export const useCasesOver = <A, E, R>(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
     Sessions.Sessions.layer,
+    Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer)),
     watchesLayer(options.watchSettings)
   ).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
@@ -151,7 +157,8 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
     trustedProxies: options.trustedProxies,
     snapshotIdleTimeoutMs: options.snapshotIdleTimeoutMs,
     snapshotMaxMs: options.snapshotMaxMs,
-    upgradeUrl: options.upgradeUrl
+    upgradeUrl: options.upgradeUrl,
+    publicUrl: options.publicUrl
   }).pipe(
     Layer.merge(options.watchWorker === true ? Watches.Watches.layerWorker : Layer.empty),
     Layer.provideMerge(core)

@@ -40,13 +40,13 @@ export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "/account/assets/:file": ["GET"]
 }
 
-const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
+export const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: { ...PAGE_HEADERS, ...headers } })
 
-const seeOther = (location: string, headers: Record<string, string> = {}) =>
+export const seeOther = (location: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.empty({ status: 303, headers: { ...PAGE_HEADERS, location, ...headers } })
 
-const served = (asset: Asset) =>
+export const served = (asset: Asset) =>
   HttpServerRequest.HttpServerRequest.use((request) =>
     Effect.succeed(
       request.headers["if-none-match"] === asset.etag
@@ -63,21 +63,27 @@ const served = (asset: Asset) =>
   )
 
 /** A form's fields; a body that is no form reads as empty, and then fails the CSRF check. */
-const formOf = (request: HttpServerRequest.HttpServerRequest) =>
+export const formOf = (request: HttpServerRequest.HttpServerRequest) =>
   request.urlParamsBody.pipe(Effect.orElseSucceed(() => UrlParams.empty))
 
-const field = (form: UrlParams.UrlParams, name: string): string | undefined => {
+export const field = (form: UrlParams.UrlParams, name: string): string | undefined => {
   const value = UrlParams.getFirst(form, name)
   return value._tag === "Some" ? value.value : undefined
 }
 
-export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
+/** A signed-in person as the account area's handlers see them: their session, account, token and CSRF token. */
+export interface Caller extends Sessions.SessionCaller {
+  readonly token: string
+  readonly signedIn: Pages.SignedIn
+}
+
+/** The signed-in guards every account-area route file builds its handlers with. */
+export const makeGuards = Effect.gen(function*() {
   const sessions = yield* Sessions.Sessions
-  const area = yield* AccountArea.AccountArea
   const settings = yield* AccountSettings
 
   /** The signed-in person of this request, or `undefined`. */
-  const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const callerOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Caller | undefined> => {
     const token = sessionTokenOf(request)
     if (token === undefined) return Effect.succeed(undefined)
     return sessions.authenticate(token).pipe(
@@ -89,7 +95,6 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
       Effect.orElseSucceed(() => undefined)
     )
   }
-  type Caller = NonNullable<Effect.Success<ReturnType<typeof callerOf>>>
 
   /** A page for a signed-in person; anyone else is sent to sign in. */
   const signedInPage = <E, R>(handler: (caller: Caller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
@@ -112,6 +117,15 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
         return yield* handler(caller, form, request)
       })
     )
+
+  return { callerOf, signedInPage, signedInForm }
+})
+
+export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
+  const sessions = yield* Sessions.Sessions
+  const area = yield* AccountArea.AccountArea
+  const settings = yield* AccountSettings
+  const { signedInForm, signedInPage } = yield* makeGuards
 
   const apiBaseOf = (request: HttpServerRequest.HttpServerRequest) =>
     settings.publicUrl ?? `http://${request.headers.host ?? "127.0.0.1"}`
