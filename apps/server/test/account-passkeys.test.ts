@@ -63,6 +63,29 @@ describe("passkey routes", () => {
     expect(forged.setCookies).toEqual([])
   })
 
+  it("/signin loads the passkey scripts from this origin, digest-named and cached, and nothing inline", async () => {
+    const signInPage = await send(server, "GET", "/signin")
+    const sources = [...signInPage.text.matchAll(/<script([^>]*)>/g)].map((match) => /src="([^"]+)"/.exec(match[1]!)?.[1])
+    expect(sources).toHaveLength(2)
+    expect(sources[0]).toMatch(/^\/account\/assets\/simplewebauthn-browser\.[0-9a-f]{16}\.js$/)
+    expect(sources[1]).toMatch(/^\/account\/assets\/passkeys\.[0-9a-f]{16}\.js$/)
+    for (const source of sources) {
+      const asset = await send(server, "GET", source!)
+      expect(asset.status).toBe(200)
+      expect(asset.headers.get("content-type")).toBe("text/javascript; charset=utf-8")
+      expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable")
+    }
+    expect((await send(server, "GET", sources[0]!)).text).toContain("SimpleWebAuthnBrowser")
+  })
+
+  it("the passkey routes answer other methods 405 with Allow", async () => {
+    for (const [path, allow] of [["/signin/passkey", "POST, OPTIONS"], ["/signin/passkey/options", "POST, OPTIONS"], ["/account/passkeys/x/delete", "POST, OPTIONS"], ["/account/passkeys", "GET, POST, HEAD, OPTIONS"]] as const) {
+      const answer = await send(server, "DELETE", path)
+      expect(answer.status, path).toBe(405)
+      expect(answer.headers.get("allow"), path).toBe(allow)
+    }
+  })
+
   it("the relying party is DROPSHELF_PUBLIC_URL's host when set", async () => {
     const behind = await start(memoryAdapter, { publicUrl: "https://shelf.example" })
     try {
