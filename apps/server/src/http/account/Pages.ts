@@ -83,7 +83,8 @@ const PASSKEY_SIGN_IN = html`<form method="post" action="/signin/passkey" data-p
 <noscript><p class="hint">Signing in with a passkey needs JavaScript; a one-time link works without it.</p></noscript>`
 
 /** `GET /signin` without a token, and where a signed-out person is sent. */
-export const signIn = () => layout("Sign in", html`${PASSKEY_SIGN_IN}${HOW_TO_GET_A_LINK}`, { scripts: PASSKEY_SCRIPTS })
+export const signIn = () =>
+  layout("Sign in", html`<h2>With a passkey</h2>${PASSKEY_SIGN_IN}<h2>With a one-time link</h2>${HOW_TO_GET_A_LINK}`, { scripts: PASSKEY_SCRIPTS })
 
 export const linkInvalid = () =>
   layout(
