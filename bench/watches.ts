@@ -26,6 +26,7 @@ import {
   DirectoryArea,
   ListingStore,
   Operators,
+  Passkeys,
   RateLimiter,
   SecurityLog,
   Sessions,
@@ -35,7 +36,7 @@ import {
 } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { Server, WebhookDelivery } from "@dropshelf/server"
+import { Server, WebAuthnSimple, WebhookDelivery } from "@dropshelf/server"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { StoreSql } from "../packages/store-sql/src/index.ts"
 import { databaseUrl, psql } from "./postgres.ts"
@@ -63,6 +64,7 @@ const core = Layer.mergeAll(
   DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
   AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
   SecurityLog.SecurityLog.layer,
+  Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer)),
   Watches.Watches.layer.pipe(
     Layer.provide(WebhookDelivery.layer(true)),
     Layer.provide(Layer.succeed(Watches.WatchSettingsRef, settings))

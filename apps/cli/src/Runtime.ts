@@ -6,11 +6,13 @@ import {
   Directory,
   DirectoryArea,
   Operators,
+  Passkeys,
   RateLimiter,
   SecurityLog,
   Sessions
 } from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
+import * as WebAuthnSimple from "@dropshelf/server/WebAuthnSimple"
 import { PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
@@ -173,6 +175,7 @@ export type ServerServices =
   | DirectoryArea.DirectoryArea
   | AccountReveals.AccountReveals
   | SecurityLog.SecurityLog
+  | Passkeys.Passkeys
   | RateLimiter.RateLimiter
   | OperatorServices
   | StoreSql.Services
@@ -194,7 +197,8 @@ export const serverLayer = <E>(
     Sessions.Sessions.layer,
     DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
     AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
-    SecurityLog.SecurityLog.layer
+    SecurityLog.SecurityLog.layer,
+    Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer))
   ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(RememberedCursors.layer(

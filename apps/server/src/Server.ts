@@ -10,6 +10,7 @@ import {
   type AccountReveals,
   Directory,
   type DirectoryArea,
+  type Passkeys,
   type RateLimiter,
   type SecurityLog,
   type Sessions,
@@ -23,6 +24,7 @@ import { REVEALS_PATHS, RevealsRoutes } from "./http/account/RevealsRoutes.ts"
 import { SECURITY_PATHS, SecurityRoutes } from "./http/account/SecurityRoutes.ts"
 import { WATCHES_PATHS, WatchesRoutes } from "./http/account/WatchesRoutes.ts"
 import { DirectoryRoutes } from "./http/account/DirectoryRoutes.ts"
+import { PASSKEY_PATHS, PasskeyRoutes } from "./http/account/PasskeyRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { Admission } from "./http/Admission.ts"
@@ -118,7 +120,7 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
  * Every route: the API's endpoints (with `/`, `/healthz` and `/readyz`), `/mcp` (the same
  * operations as tools), `/docs` and the account area's pages, each telling the request's
  * exchange it matched. Needs `Directory`, `RateLimiter`, `Admission`, the server's `Lifecycle`,
- * and for the account area `Sessions`, `AccountArea`, `DirectoryArea` and `AccountSettings`.
+ * and for the account area `Sessions`, `AccountArea`, `DirectoryArea`, `Passkeys` and `AccountSettings`.
  */
 export const routes = Layer.mergeAll(
   HttpApiBuilder.layer(DropshelfApi),
@@ -129,7 +131,8 @@ export const routes = Layer.mergeAll(
   RevealsRoutes,
   WatchesRoutes,
   SecurityRoutes,
-  DirectoryRoutes
+  DirectoryRoutes,
+  PasskeyRoutes
 ).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
@@ -143,7 +146,8 @@ const OUTSIDE = {
   ...HOLDS_PATHS,
   ...REVEALS_PATHS,
   ...WATCHES_PATHS,
-  ...SECURITY_PATHS
+  ...SECURITY_PATHS,
+  ...PASSKEY_PATHS
 }
 
 /**
@@ -202,6 +206,7 @@ export const layer = (
   Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea | DirectoryArea.DirectoryArea
     | AccountReveals.AccountReveals
     | SecurityLog.SecurityLog
+    | Passkeys.Passkeys
 > =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -373,5 +378,6 @@ export const serve = (
   Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea | DirectoryArea.DirectoryArea
     | AccountReveals.AccountReveals
     | SecurityLog.SecurityLog
+    | Passkeys.Passkeys
 > =>
   Layer.launch(layer(options))

@@ -147,7 +147,7 @@ describe("the account area's security", () => {
       expect(answer.status, path).toBe(200)
       expect(answer.headers.get("content-type")).toBe("text/html; charset=utf-8")
       expect(answer.headers.get("content-security-policy")).toBe(
-        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
       )
       expect(answer.headers.get("referrer-policy")).toBe("no-referrer")
       expect(answer.headers.get("x-content-type-options")).toBe("nosniff")

@@ -21,6 +21,8 @@ import {
   ListingStore,
   Masking,
   Operators,
+  type PasskeyStore,
+  Passkeys,
   type RateLimiter,
   type RevealStore,
   SecurityLog,
@@ -31,7 +33,7 @@ import {
   Watches
 } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { RememberedCursors, Server, WebhookDelivery } from "@dropshelf/server"
+import { RememberedCursors, Server, WebAuthnSimple, WebhookDelivery } from "@dropshelf/server"
 
 export type Ports =
   | ListingStore.ListingStore
@@ -43,6 +45,7 @@ export type Ports =
   | WatchStore.WatchStore
   | SessionStore.SessionStore
   | SecurityLogStore.SecurityLogStore
+  | PasskeyStore.PasskeyStore
   | RateLimiter.RateLimiter
 
 /**
@@ -106,6 +109,8 @@ export interface StartOptions {
   readonly shutdownTimeoutMs?: number | undefined
   /** The account area's upgrade link (DROPSHELF_UPGRADE_URL); default none. */
   readonly upgradeUrl?: string | undefined
+  /** The account area's public origin (DROPSHELF_PUBLIC_URL); default none: the request's `Host`. */
+  readonly publicUrl?: string | undefined
 }
 
 /** The watch use cases as a test server runs them: private receivers allowed, a 50 ms poll. */
@@ -132,6 +137,7 @@ export const useCasesOver = <A, E, R>(
     DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
     AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
     SecurityLog.SecurityLog.layer,
+    Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer)),
     watchesLayer(options.watchSettings)
   ).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
@@ -159,7 +165,8 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
     trustedProxies: options.trustedProxies,
     snapshotIdleTimeoutMs: options.snapshotIdleTimeoutMs,
     snapshotMaxMs: options.snapshotMaxMs,
-    upgradeUrl: options.upgradeUrl
+    upgradeUrl: options.upgradeUrl,
+    publicUrl: options.publicUrl
   }).pipe(
     Layer.merge(options.watchWorker === true ? Watches.Watches.layerWorker : Layer.empty),
     Layer.provideMerge(core)

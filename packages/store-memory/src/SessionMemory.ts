@@ -15,6 +15,21 @@ export const make = (accountExists: (id: string) => boolean) => {
     return true
   }
 
+  const insert = (accountId: string, session: { readonly digest: string; readonly expiresAt: number }, at: number) => {
+    const record: Session.SessionRecord = {
+      id: `sess_${(++sequence).toString(36).padStart(6, "0")}`,
+      accountId,
+      digest: session.digest,
+      createdAt: at,
+      lastSeenAt: at,
+      expiresAt: session.expiresAt,
+      endedAt: null
+    }
+    sessions.set(record.id, record)
+    byDigest.set(record.digest, record.id)
+    return record
+  }
+
   return SessionStore.SessionStore.of({
     issueLink: (link) => Effect.sync(() => void links.set(link.digest, { ...link, usedAt: null })),
     redeemLink: ({ at, linkDigest, session }) =>
@@ -22,19 +37,9 @@ export const make = (accountExists: (id: string) => boolean) => {
         const link = links.get(linkDigest)
         if (link === undefined || !Session.isRedeemable(link, at) || !accountExists(link.accountId)) return undefined
         links.set(linkDigest, { ...link, usedAt: at })
-        const record: Session.SessionRecord = {
-          id: `sess_${(++sequence).toString(36).padStart(6, "0")}`,
-          accountId: link.accountId,
-          digest: session.digest,
-          createdAt: at,
-          lastSeenAt: at,
-          expiresAt: session.expiresAt,
-          endedAt: null
-        }
-        sessions.set(record.id, record)
-        byDigest.set(record.digest, record.id)
-        return record
+        return insert(link.accountId, session, at)
       }),
+    createSession: ({ accountId, at, session }) => Effect.sync(() => (accountExists(accountId) ? insert(accountId, session, at) : undefined)),
     findSession: (digest) =>
       Effect.sync(() => {
         const id = byDigest.get(digest)

@@ -10,6 +10,7 @@ import {
   ListingStore,
   ListQuery,
   Operators,
+  PasskeyStore,
   RateLimiter,
   RevealStore,
   KeyStore,
@@ -25,6 +26,7 @@ import { makeHoldStore } from "./HoldMemory.ts"
 import { makeIdempotencyStore } from "./IdempotencyMemory.ts"
 import { makeListingStore } from "./ListingMemory.ts"
 import { makeRevealStore } from "./RevealMemory.ts"
+import * as PasskeyMemory from "./PasskeyMemory.ts"
 import * as SecurityLogMemory from "./SecurityLogMemory.ts"
 import * as SessionMemory from "./SessionMemory.ts"
 import * as WatchMemory from "./WatchMemory.ts"
@@ -40,7 +42,7 @@ type ListingRecord = Listing.ListingRecord
 
 export { SYNC_LAG_MS } from "./ListingMemory.ts"
 
-/** The nine store ports, in memory, fresh for each build of the layer. */
+/** The store ports, in memory, fresh for each build of the layer. */
 export const layerStores = Layer.effectContext(
   Effect.gen(function*() {
     const { accountStore, keyStore, planOf } = yield* makeAccountsAndKeys
@@ -62,7 +64,8 @@ export const layerStores = Layer.effectContext(
       Context.add(AccountStore.AccountStore, accountStore),
       Context.add(KeyStore.KeyStore, keyStore),
       Context.add(SessionStore.SessionStore, SessionMemory.make((id) => planOf(id) !== undefined)),
-      Context.add(SecurityLogStore.SecurityLogStore, SecurityLogMemory.make())
+      Context.add(SecurityLogStore.SecurityLogStore, SecurityLogMemory.make()),
+      Context.add(PasskeyStore.PasskeyStore, PasskeyMemory.make())
     )
   })
 )

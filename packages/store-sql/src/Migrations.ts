@@ -473,6 +473,33 @@ const sessions = statements(
 )
 
 /*
+ * 0019: passkeys of the account area (core Passkey.ts) and the challenges of their ceremonies,
+ * each kept until it is answered or the next challenge finds it expired.
+ */
+const passkeys = statements(
+  `CREATE TABLE passkeys (
+    id text PRIMARY KEY,
+    account_id text NOT NULL REFERENCES accounts (id),
+    name text NOT NULL,
+    public_key text NOT NULL,
+    counter bigint NOT NULL,
+    transports jsonb NOT NULL,
+    created_at timestamptz NOT NULL,
+    last_used_at timestamptz
+  )`,
+  `CREATE INDEX passkeys_by_account ON passkeys (account_id)`,
+  `CREATE TABLE passkey_challenges (
+    id text PRIMARY KEY,
+    purpose text NOT NULL CHECK (purpose IN ('register', 'authenticate')),
+    challenge text NOT NULL,
+    session_id text REFERENCES sessions (id),
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL
+  )`,
+  `CREATE INDEX passkey_challenges_by_expiry ON passkey_challenges (expires_at)`
+)
+
+/*
  * 0020: each account's security log (core SecurityEvent.ts), appended to by the key and session
  * use cases and read newest first by account. The kind is open text: later parts add kinds.
  */
@@ -504,6 +531,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0015_watch_event_versions": watchEventVersions,
   "0016_account_email": accountEmail,
   "0017_sessions": sessions,
+  "0019_passkeys": passkeys,
   "0020_security_events": securityEvents
 }
 

@@ -23,6 +23,8 @@ const toSession = (row: Row): Session.SessionRecord => ({
   endedAt: instantOrNull(row.ended_at)
 })
 
+const newId = () => `sess_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`
+
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(SESSION_COLUMNS)
@@ -42,9 +44,22 @@ export const make = Effect.gen(function*() {
         RETURNING account_id
       )
       INSERT INTO sessions (id, account_id, digest, created_at, last_seen_at, expires_at)
-      SELECT ${`sess_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`}, account_id, ${request.session.digest},
+      SELECT ${newId()}, account_id, ${request.session.digest},
         ${toDate(request.at)}, ${toDate(request.at)}, ${toDate(request.session.expiresAt)}
       FROM spent
+      RETURNING ${columns}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? undefined : toSession(rows[0]))),
+      Effect.orDie
+    )
+
+  const createSession = (request: {
+    readonly accountId: string
+    readonly session: { readonly digest: string; readonly expiresAt: number }
+    readonly at: number
+  }) =>
+    sql<Row>`INSERT INTO sessions (id, account_id, digest, created_at, last_seen_at, expires_at)
+      SELECT ${newId()}, id, ${request.session.digest}, ${toDate(request.at)}, ${toDate(request.at)}, ${toDate(request.session.expiresAt)}
+      FROM accounts WHERE id = ${request.accountId}
       RETURNING ${columns}`.pipe(
       Effect.map((rows) => (rows[0] === undefined ? undefined : toSession(rows[0]))),
       Effect.orDie
@@ -73,7 +88,7 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return SessionStore.SessionStore.of({ issueLink, redeemLink, findSession, touchSession, endSession, endAccountSessions })
+  return SessionStore.SessionStore.of({ issueLink, redeemLink, createSession, findSession, touchSession, endSession, endAccountSessions })
 })
 
 export const layer = Layer.effect(SessionStore.SessionStore, make)

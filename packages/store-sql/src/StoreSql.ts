@@ -4,6 +4,7 @@ import {
   IdempotencyStore,
   KeyStore,
   ListingStore,
+  PasskeyStore,
   RevealStore,
   SecurityLogStore,
   SessionStore,
@@ -25,6 +26,7 @@ import * as SqlIdempotencyStore from "./SqlIdempotencyStore.ts"
 import * as SqlKeyStore from "./SqlKeyStore.ts"
 import * as SqlListingStore from "./SqlListingStore.ts"
 import * as SqlRevealStore from "./SqlRevealStore.ts"
+import * as SqlPasskeyStore from "./SqlPasskeyStore.ts"
 import * as SqlSecurityLogStore from "./SqlSecurityLogStore.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
 import * as SpooledSnapshot from "./SpooledSnapshot.ts"
@@ -54,6 +56,7 @@ export type Stores =
   | IdempotencyStore.IdempotencyStore
   | WatchStore.WatchStore
   | SessionStore.SessionStore
+  | PasskeyStore.PasskeyStore
   | SecurityLogStore.SecurityLogStore
 
 /** What every deployment layer provides: every storage port and the SqlClient they run on. */
@@ -75,7 +78,8 @@ export const layerStores: Layer.Layer<Stores | KeyLookups, never, SqlClient.SqlC
   SqlIdempotencyStore.layer,
   SqlWatchStore.layer,
   SqlSessionStore.layer,
-  SqlSecurityLogStore.layer
+  SqlSecurityLogStore.layer,
+  SqlPasskeyStore.layer
 ).pipe(Layer.provideMerge(KeyLookups.layer))
 
 /**

@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
 import { AccountNotFound, SessionEnded, SignInLinkInvalid } from "../domain/errors.ts"
-import { SIGNED_IN_BY_LINK } from "../domain/SecurityEvent.ts"
+import { SIGNED_IN_BY_LINK, SIGNED_IN_BY_PASSKEY } from "../domain/SecurityEvent.ts"
 import * as Session from "../domain/Session.ts"
 import type { Instant } from "../domain/Time.ts"
 import { type AccountRecord, AccountStore } from "../ports/AccountStore.ts"
@@ -50,6 +50,55 @@ export const makeIssueSignInLink = Effect.gen(function*() {
   })
 })
 
+/** A new session's token and what a store keeps of it: how every sign-in makes its session. */
+const makeMintSession = Effect.gen(function*() {
+  const digest = yield* Digest.Digest
+  const random = yield* SecureRandom.SecureRandom
+  return Effect.fnUntraced(function*(at: Instant) {
+    const token = yield* Session.generateToken(Session.SESSION_MARKER).pipe(Effect.provideService(SecureRandom.SecureRandom, random))
+    return { token, stored: { digest: yield* sha256(digest, token), expiresAt: at + Session.ABSOLUTE_MS } }
+  })
+})
+
+/**
+ * Ends the session of a token, if there is one still open, and logs it: what signing out does,
+ * and signing in does to the browser's previous session.
+ */
+const makeSignOut = Effect.gen(function*() {
+  const store = yield* SessionStore
+  const digest = yield* Digest.Digest
+  const securityLog = yield* SecurityLogStore
+  return Effect.fn("Sessions.signOut")(function*(sessionToken: string) {
+    if (!Session.isSessionToken(sessionToken)) return
+    const session = yield* store.findSession(yield* sha256(digest, sessionToken))
+    if (session === undefined || session.endedAt !== null) return
+    const at = yield* Clock.currentTimeMillis
+    yield* store.endSession(session.id, at)
+    yield* securityLog.record({ accountId: session.accountId, kind: "session.signed_out", at, detail: null })
+  })
+})
+
+/**
+ * Starts a session for an account whose sign-in another use case proved (a passkey), exactly
+ * as redeeming a link does: a new token, and the browser's `previous` session ended.
+ * `undefined` when the account no longer exists.
+ */
+export const makeStartSession = Effect.gen(function*() {
+  const store = yield* SessionStore
+  const mint = yield* makeMintSession
+  const signOut = yield* makeSignOut
+  const securityLog = yield* SecurityLogStore
+  return Effect.fn("Sessions.start")(function*(accountId: string, previous?: string) {
+    const at = yield* Clock.currentTimeMillis
+    const { stored, token } = yield* mint(at)
+    const session = yield* store.createSession({ accountId, session: stored, at })
+    if (session === undefined) return undefined
+    if (previous !== undefined) yield* signOut(previous)
+    yield* securityLog.record({ accountId, kind: "session.signed_in", at, detail: SIGNED_IN_BY_PASSKEY })
+    return { token, session } satisfies SignedIn
+  })
+})
+
 export class Sessions extends Context.Service<Sessions, {
   /** A one-time link for the account, void after Session.LINK_LIFETIME_MS. */
   readonly issueSignInLink: (accountId: string) => Effect.Effect<SignInLink, AccountNotFound>
@@ -71,8 +120,9 @@ export class Sessions extends Context.Service<Sessions, {
       const accounts = yield* AccountStore
       const store = yield* SessionStore
       const digest = yield* Digest.Digest
-      const random = yield* SecureRandom.SecureRandom
       const issueSignInLink = yield* makeIssueSignInLink
+      const mint = yield* makeMintSession
+      const signOut = yield* makeSignOut
       const securityLog = yield* SecurityLogStore
 
       const sessionOf = Effect.fnUntraced(function*(token: string) {
@@ -80,23 +130,11 @@ export class Sessions extends Context.Service<Sessions, {
         return yield* store.findSession(yield* sha256(digest, token))
       })
 
-      const signOut = Effect.fn("Sessions.signOut")(function*(sessionToken: string) {
-        const session = yield* sessionOf(sessionToken)
-        if (session === undefined || session.endedAt !== null) return
-        const at = yield* Clock.currentTimeMillis
-        yield* store.endSession(session.id, at)
-        yield* securityLog.record({ accountId: session.accountId, kind: "session.signed_out", at, detail: null })
-      })
-
       const redeem = Effect.fn("Sessions.redeem")(function*(linkToken: string, previous?: string) {
         if (!Session.isLinkToken(linkToken)) return yield* new SignInLinkInvalid()
-        const token = yield* Session.generateToken(Session.SESSION_MARKER).pipe(Effect.provideService(SecureRandom.SecureRandom, random))
         const at = yield* Clock.currentTimeMillis
-        const session = yield* store.redeemLink({
-          linkDigest: yield* sha256(digest, linkToken),
-          session: { digest: yield* sha256(digest, token), expiresAt: at + Session.ABSOLUTE_MS },
-          at
-        })
+        const { stored, token } = yield* mint(at)
+        const session = yield* store.redeemLink({ linkDigest: yield* sha256(digest, linkToken), session: stored, at })
         if (session === undefined) return yield* new SignInLinkInvalid()
         if (previous !== undefined) yield* signOut(previous)
         yield* securityLog.record({ accountId: session.accountId, kind: "session.signed_in", at, detail: SIGNED_IN_BY_LINK })

@@ -16,7 +16,7 @@ export const KINDS = [
 ] as const
 
 /**
- * An event's kind: one of KINDS, or another a later part adds (passkeys), so the log, its stores
+ * An event's kind: one of KINDS, or another a later part adds, so the log, its stores
  * and its page take any kind and say what they know of each.
  */
 export type Kind = (typeof KINDS)[number] | (string & {})
@@ -35,5 +35,6 @@ export type NewSecurityEvent = Omit<SecurityEventRecord, "id">
 /** How the log reads a key: its prefix and name. */
 export const keyDetail = (key: { readonly prefix: string; readonly name: string }): string => `${key.prefix} (${key.name})`
 
-/** How a session began: the only way yet is a one-time link. */
+/** How a session began: a one-time link, or a passkey. */
 export const SIGNED_IN_BY_LINK = "link"
+export const SIGNED_IN_BY_PASSKEY = "passkey"

@@ -140,3 +140,16 @@ export type ExtendError = HoldNotFound | HoldsRequirePro | AlreadyExtended | Hol
 export type EndError = HoldNotFound | HoldOver
 export type ListError = InvalidRequest | UpgradeRequired | SinceTooOld
 export type IdempotencyError = IdempotencyKeyReused | IdempotencyKeyInUse
+
+/**
+ * A passkey ceremony that does not prove what it claims: its challenge is unknown, spent,
+ * expired or another session's, the credential is unknown, or the authenticator's answer fails
+ * verification (signature, origin, relying party, user verification, counter). One refusal
+ * for all, as for sign-in links.
+ */
+export class PasskeyRefused extends Schema.TaggedError<PasskeyRefused>()("PasskeyRefused", {}) {}
+
+/** No such passkey on this account (another account's passkey is not told apart from none). */
+export class PasskeyNotFound extends Schema.TaggedError<PasskeyNotFound>()("PasskeyNotFound", {
+  passkeyId: Schema.String
+}) {}

@@ -25,6 +25,15 @@ export class SessionStore extends Context.Service<SessionStore, {
     readonly session: { readonly digest: string; readonly expiresAt: Instant }
     readonly at: Instant
   }) => Effect.Effect<SessionRecord | undefined>
+  /**
+   * A session for `accountId` from `at`, for a sign-in proven without a link (a passkey); its
+   * record, or `undefined` when the account no longer exists.
+   */
+  readonly createSession: (request: {
+    readonly accountId: string
+    readonly session: { readonly digest: string; readonly expiresAt: Instant }
+    readonly at: Instant
+  }) => Effect.Effect<SessionRecord | undefined>
   /** The session with this token digest, ended or not. */
   readonly findSession: (digest: string) => Effect.Effect<SessionRecord | undefined>
   /** Records a use at `at` (never moves `lastSeenAt` back). */

@@ -63,6 +63,32 @@ export const suite = (name: string, layer: Layer.Layer<AccountStore | SessionSto
         assert.strictEqual(results.filter((result) => result !== undefined).length, 1)
       })))
 
+    it.live("a session is created for an existing account only", () =>
+      run(Effect.gen(function*() {
+        const store = yield* SessionStore
+        const owner = yield* account("direct")
+        const session = yield* store.createSession({
+          accountId: owner.id,
+          session: { digest: "direct-session", expiresAt: T0 + Session.ABSOLUTE_MS },
+          at: T0
+        })
+        assert.deepStrictEqual({ ...session!, id: "" }, {
+          id: "",
+          accountId: owner.id,
+          digest: "direct-session",
+          createdAt: T0,
+          lastSeenAt: T0,
+          expiresAt: T0 + Session.ABSOLUTE_MS,
+          endedAt: null
+        })
+        assert.deepStrictEqual(yield* store.findSession("direct-session"), session)
+        assert.strictEqual(
+          yield* store.createSession({ accountId: "acct_missing", session: { digest: "orphan", expiresAt: T0 + HOUR }, at: T0 }),
+          undefined
+        )
+        assert.strictEqual(yield* store.findSession("orphan"), undefined)
+      })))
+
     it.live("a session is touched forward only, ended alone, or with every session of its account", () =>
       run(Effect.gen(function*() {
         const store = yield* SessionStore

@@ -32,7 +32,7 @@ export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "/account/assets/:file": ["GET"]
 }
 
-const served = (asset: Asset) =>
+export const served = (asset: Asset) =>
   HttpServerRequest.HttpServerRequest.use((request) =>
     Effect.succeed(
       request.headers["if-none-match"] === asset.etag

@@ -77,7 +77,7 @@ export interface Asset {
   readonly etag: string
 }
 
-const asset = (name: string, extension: string, text: string, contentType: string): Asset => {
+export const asset = (name: string, extension: string, text: string, contentType: string): Asset => {
   const digest = createHash("sha256").update(text).digest("hex").slice(0, 16)
   return {
     path: `/account/assets/${name}.${digest}.${extension}`,

@@ -1,6 +1,7 @@
 import { html, type SafeHtml } from "@remix-run/html-template"
 import { AccountArea, ApiKey, type KeyStore, Session, Time } from "@dropshelf/core"
 import { script, stylesheet } from "./Assets.ts"
+import { PASSKEY_SCRIPTS } from "./PasskeyAssets.ts"
 
 /*
  * The account area's pages: server-rendered HTML from `html` templates, which escape every
@@ -20,7 +21,7 @@ export const when = (instant: number | null): SafeHtml =>
 export const layout = (
   title: string,
   main: SafeHtml,
-  options: { readonly signedIn?: SignedIn | undefined; readonly withScript?: boolean } = {}
+  options: { readonly signedIn?: SignedIn | undefined; readonly withScript?: boolean; readonly scripts?: ReadonlyArray<string> } = {}
 ): string =>
   String(html`<!doctype html>
 <html lang="en">
@@ -30,6 +31,7 @@ export const layout = (
 <title>${title} · dropshelf</title>
 <link rel="stylesheet" href="${stylesheet.path}">
 ${options.withScript === true ? html`<script src="${script.path}" defer></script>` : ""}
+${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -44,6 +46,7 @@ ${
 <a href="/account/reveals">Reveals</a>
 <a href="/account/watches">Watches</a>
 <a href="/account/security">Security</a>
+<a href="/account/passkeys">Passkeys</a>
 <form class="inline" method="post" action="/signout">
 <input type="hidden" name="csrf" value="${options.signedIn.csrf}">
 <button class="quiet" type="submit">Sign out</button>
@@ -75,8 +78,18 @@ export const continueSignIn = (token: string) =>
 </form>`
   )
 
+/** Signing in with a passkey: a button the passkey script shows and runs (PasskeyAssets.ts). */
+const PASSKEY_SIGN_IN = html`<form method="post" action="/signin/passkey" data-passkey="authenticate" data-options="/signin/passkey/options" data-status="passkey-status">
+<input type="hidden" name="challenge" value="">
+<input type="hidden" name="response" value="">
+<button type="submit" data-needs-script hidden>Sign in with a passkey</button>
+</form>
+<p class="hint" id="passkey-status" role="status"></p>
+<noscript><p class="hint">Signing in with a passkey needs JavaScript; a one-time link works without it.</p></noscript>`
+
 /** `GET /signin` without a token, and where a signed-out person is sent. */
-export const signIn = () => layout("Sign in", HOW_TO_GET_A_LINK)
+export const signIn = () =>
+  layout("Sign in", html`<h2>With a passkey</h2>${PASSKEY_SIGN_IN}<h2>With a one-time link</h2>${HOW_TO_GET_A_LINK}`, { scripts: PASSKEY_SCRIPTS })
 
 export const linkInvalid = () =>
   layout(

@@ -61,7 +61,7 @@ export const isSameOrigin = (request: HttpServerRequest.HttpServerRequest, publi
 }
 
 const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+  "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 /** Every account page's headers: no inline script, no framing, no referrer, no sniffing, never cached. */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
