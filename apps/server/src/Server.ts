@@ -5,7 +5,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { gzipSync } from "node:zlib"
-import { type AccountArea, Directory, type RateLimiter, type Sessions, SinceHorizon, type Watches } from "@dropshelf/core"
+import { type AccountArea, Directory, type RateLimiter, Sessions, SinceHorizon, type Watches } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import { ACCOUNT_PATHS, AccountRoutes, AccountSettings } from "./http/account/AccountRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
@@ -157,8 +157,8 @@ const drain = (lifecycle: Health.Lifecycle["Service"], delay: Duration.Input, ti
  * The REST server on Node's HTTP server, listening once the layer is built and shutting down
  * gracefully when it is released (new connections refused, in-flight requests finish). Its
  * output includes `HttpServer.HttpServer`, whose `address` tells the port when `port` is 0.
- * While it runs, records of idempotency keys past their 24 hours, and tombstones past the since
- * feed's horizon, are pruned hourly.
+ * While it runs, records of idempotency keys past their 24 hours, tombstones past the since
+ * feed's horizon, and sign-in links and sessions over for their retention, are pruned hourly.
  */
 export const layer = (
   options: Options
@@ -198,6 +198,7 @@ export const layer = (
       gracefulShutdownTimeout: options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT
     })),
     Layer.merge(Directory.Directory.layerPruning()),
+    Layer.merge(Sessions.Sessions.layerPruning()),
     Layer.merge(
       options.metricsPort === undefined
         ? Layer.empty
