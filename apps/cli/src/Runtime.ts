@@ -1,4 +1,4 @@
-import { AccountArea, type AvailabilityCheck, Cursor, Directory, Operators, RateLimiter, Sessions } from "@dropshelf/core"
+import { AccountArea, type AvailabilityCheck, Cursor, Directory, EmailSignIn, Operators, RateLimiter, Sessions } from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
 import { PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
@@ -158,6 +158,7 @@ export const RedisCheck = Context.Reference<Effect.Effect<void, unknown> | undef
 export type ServerServices =
   | Directory.Directory
   | Sessions.Sessions
+  | EmailSignIn.EmailSignIn
   | AccountArea.AccountArea
   | RateLimiter.RateLimiter
   | OperatorServices
@@ -177,7 +178,7 @@ export const serverLayer = <E>(
   Layer.mergeAll(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    Sessions.Sessions.layer
+    EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer))
   ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(RememberedCursors.layer(

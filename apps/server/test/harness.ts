@@ -13,6 +13,7 @@ import {
   AvailabilityCheck,
   Cursor,
   Directory,
+  EmailSignIn,
   type HoldStore,
   type IdempotencyStore,
   type KeyStore,
@@ -123,7 +124,7 @@ export const useCasesOver = <A, E, R>(
   Layer.mergeAll(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    Sessions.Sessions.layer,
+    EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer)),
     watchesLayer(options.watchSettings)
   ).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
