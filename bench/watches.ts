@@ -17,7 +17,7 @@
  * A fresh database `dropshelf_bench_watches` each run.
  */
 import { createServer } from "node:http"
-import { AccountArea, AvailabilityCheck, Cursor, Directory, ListingStore, Operators, RateLimiter, Sessions, Watch, Watches, WatchStore } from "@dropshelf/core"
+import { AccountArea, AvailabilityCheck, Cursor, Directory, EmailSignIn, ListingStore, Operators, RateLimiter, Sessions, Watch, Watches, WatchStore } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Server, WebhookDelivery } from "@dropshelf/server"
@@ -44,7 +44,7 @@ const stores = Layer.mergeAll(StoreSql.layerStores, RateLimiter.layerInProcess).
 const core = Layer.mergeAll(
   Directory.Directory.layer,
   AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-  Sessions.Sessions.layer,
+  EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer)),
   Watches.Watches.layer.pipe(
     Layer.provide(WebhookDelivery.layer(true)),
     Layer.provide(Layer.succeed(Watches.WatchSettingsRef, settings))

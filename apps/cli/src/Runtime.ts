@@ -169,11 +169,13 @@ export type ServerServices =
  * Everything `serve` needs, migrations applied first. `availability` is the reveal's re-check
  * (the server's RDAP check, or `AvailabilityCheck.layerStampOnly`).
  */
-export const serverLayer = <E>(
+export const serverLayer = <E, M = never>(
   config: DropshelfConfig,
   availability: Layer.Layer<AvailabilityCheck.AvailabilityCheck, E>,
   /** How many days back the since feed reaches (`DROPSHELF_SINCE_HORIZON_DAYS`); default the core's. */
-  sinceHorizonDays?: number | undefined
+  sinceHorizonDays?: number | undefined,
+  /** The account area's mail and sign-up policy (the server's SmtpMail.layerFrom); default none, by invitation. */
+  accountMail?: Layer.Layer<M> | undefined
 ): Layer.Layer<ServerServices, StoreSql.StoreOpenError | E> =>
   Layer.mergeAll(
     Directory.Directory.layer,
@@ -181,6 +183,7 @@ export const serverLayer = <E>(
     EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer))
   ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
+    Layer.provide(accountMail ?? Layer.empty),
     Layer.provide(RememberedCursors.layer(
       Cursor.CursorCodec.layer.pipe(Layer.provide(Layer.effect(Cursor.CursorSecret, StoreSql.cursorSecret))),
       !config.cachesOff.has("cursors")

@@ -5,9 +5,10 @@ import { HttpApiBuilder } from "effect/http-api"
 import type { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { gzipSync } from "node:zlib"
-import { type AccountArea, Directory, type RateLimiter, Sessions, SinceHorizon, type Watches } from "@dropshelf/core"
+import { type AccountArea, Directory, type EmailSignIn, type RateLimiter, Sessions, SinceHorizon, type Watches } from "@dropshelf/core"
 import { DropshelfApi } from "@dropshelf/api/Api"
 import { ACCOUNT_PATHS, AccountRoutes, AccountSettings } from "./http/account/AccountRoutes.ts"
+import { EMAIL_PATHS, EmailRoutes } from "./http/account/EmailRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { Admission } from "./http/Admission.ts"
@@ -102,15 +103,15 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
  * Every route: the API's endpoints (with `/`, `/healthz` and `/readyz`), `/mcp` (the same
  * operations as tools), `/docs` and the account area's pages, each telling the request's
  * exchange it matched. Needs `Directory`, `RateLimiter`, `Admission`, the server's `Lifecycle`,
- * and for the account area `Sessions`, `AccountArea` and `AccountSettings`.
+ * and for the account area `Sessions`, `EmailSignIn`, `AccountArea` and `AccountSettings`.
  */
-export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute, AccountRoutes).pipe(
+export const routes = Layer.mergeAll(HttpApiBuilder.layer(DropshelfApi), McpRoute, DocsRoute, AccountRoutes, EmailRoutes).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
 )
 
 /** The routes outside the API definition, and their methods. */
-const OUTSIDE = { "/docs": ["GET"], [MCP_PATH]: ["POST"], ...ACCOUNT_PATHS }
+const OUTSIDE = { "/docs": ["GET"], [MCP_PATH]: ["POST"], ...ACCOUNT_PATHS, ...EMAIL_PATHS }
 
 /**
  * Counts the requests being answered, for the drain; while draining, every answer closes its
@@ -165,7 +166,7 @@ export const layer = (
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError,
-  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
+  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | EmailSignIn.EmailSignIn | AccountArea.AccountArea
 > =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -333,6 +334,6 @@ export const serve = (
 ): Effect.Effect<
   never,
   HttpServerError.ServeError,
-  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea
+  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | EmailSignIn.EmailSignIn | AccountArea.AccountArea
 > =>
   Layer.launch(layer(options))

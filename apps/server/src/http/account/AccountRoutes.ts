@@ -1,7 +1,9 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
-import { AccountArea, Sessions } from "@dropshelf/core"
+import { AccountArea, EmailSignIn, Sessions } from "@dropshelf/core"
+import { addressOf } from "../AddressGate.ts"
 import { type Asset, script, stylesheet } from "./Assets.ts"
+import * as EmailPages from "./EmailPages.ts"
 import * as Pages from "./Pages.ts"
 import {
   clearedSessionCookie,
@@ -40,10 +42,11 @@ export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
   "/account/assets/:file": ["GET"]
 }
 
-const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
+/** An account page with the area's headers. */
+export const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: { ...PAGE_HEADERS, ...headers } })
 
-const seeOther = (location: string, headers: Record<string, string> = {}) =>
+export const seeOther = (location: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.empty({ status: 303, headers: { ...PAGE_HEADERS, location, ...headers } })
 
 const served = (asset: Asset) =>
@@ -63,16 +66,22 @@ const served = (asset: Asset) =>
   )
 
 /** A form's fields; a body that is no form reads as empty, and then fails the CSRF check. */
-const formOf = (request: HttpServerRequest.HttpServerRequest) =>
+export const formOf = (request: HttpServerRequest.HttpServerRequest) =>
   request.urlParamsBody.pipe(Effect.orElseSucceed(() => UrlParams.empty))
 
-const field = (form: UrlParams.UrlParams, name: string): string | undefined => {
+export const field = (form: UrlParams.UrlParams, name: string): string | undefined => {
   const value = UrlParams.getFirst(form, name)
   return value._tag === "Some" ? value.value : undefined
 }
 
+/** The 429 page, with `Retry-After`. */
+export const tooManyAttempts = (retryAt: number) =>
+  Effect.map(Clock.currentTimeMillis, (now) =>
+    page(EmailPages.tooManyAttempts(retryAt, now), 429, { "retry-after": String(Math.max(1, Math.ceil((retryAt - now) / 1000))) }))
+
 export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
   const sessions = yield* Sessions.Sessions
+  const emailSignIn = yield* EmailSignIn.EmailSignIn
   const area = yield* AccountArea.AccountArea
   const settings = yield* AccountSettings
 
@@ -130,14 +139,20 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
   return Layer.mergeAll(
     HttpRouter.add("GET", "/signin", HttpServerRequest.HttpServerRequest.use((request) => {
       const token = new URL(request.url, "http://localhost").searchParams.get("token")
-      return Effect.succeed(page(token === null || token === "" ? Pages.signIn() : Pages.continueSignIn(token)))
+      if (token !== null && token !== "") return Effect.succeed(page(Pages.continueSignIn(token)))
+      const byEmail = emailSignIn.mailAvailable ? EmailPages.emailForm({ signUpOpen: emailSignIn.signUpMode === "open" }) : undefined
+      return Effect.succeed(page(Pages.signIn(byEmail)))
     })),
     HttpRouter.add("POST", "/signin", HttpServerRequest.HttpServerRequest.use((request) =>
       Effect.gen(function*() {
         const form = yield* formOf(request)
         if (!isSameOrigin(request, settings.publicUrl)) return page(Pages.forbidden(), 403)
-        const redeemed = yield* Effect.result(sessions.redeem(field(form, "token") ?? "", sessionTokenOf(request)))
-        if (redeemed._tag === "Failure") return page(Pages.linkInvalid(), 400)
+        const redeemed = yield* Effect.result(emailSignIn.redeem(field(form, "token") ?? "", sessionTokenOf(request), addressOf(request)))
+        if (redeemed._tag === "Failure") {
+          return redeemed.failure._tag === "TooManyAttempts"
+            ? yield* tooManyAttempts(redeemed.failure.retryAt)
+            : page(Pages.linkInvalid(), 400)
+        }
         return seeOther("/account", { "set-cookie": sessionCookie(redeemed.success.token) })
       })
     )),

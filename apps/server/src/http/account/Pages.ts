@@ -70,8 +70,8 @@ export const continueSignIn = (token: string) =>
 </form>`
   )
 
-/** `GET /signin` without a token, and where a signed-out person is sent. */
-export const signIn = () => layout("Sign in", HOW_TO_GET_A_LINK)
+/** `GET /signin` without a token, and where a signed-out person is sent; `byEmail`: the email form, when mail is set up. */
+export const signIn = (byEmail?: SafeHtml) => layout("Sign in", html`${byEmail ?? ""}${HOW_TO_GET_A_LINK}`)
 
 export const linkInvalid = () =>
   layout(
