@@ -30,6 +30,9 @@ export const serve = <E = never>(
     const watchSettings = yield* WebhookDelivery.settingsFromEnv
     const watchWorker = yield* WebhookDelivery.workerFromEnv
     const accountMail = yield* SmtpMail.settingsFromEnv
+    // Mailed links name the port listened on, which `--port 0` learns only once listening.
+    let listeningPort = config.port
+    const mailOrigin = () => publicOrigin({ ...config, port: listeningPort })
     if (accountMail.signUp === "open" && accountMail.mail === undefined) {
       yield* Effect.logWarning("dropshelf: DROPSHELF_SIGNUP=open needs mail: until DROPSHELF_SMTP_URL is set, /signup says sign-up needs mail")
     }
@@ -67,13 +70,14 @@ export const serve = <E = never>(
       }
       stopsOnSignal.gracefully = true
       const address = Context.get(server, HttpServer.HttpServer).address
+      if (address._tag !== "UnixPathAddress") listeningPort = address.port
       const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
       yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
       return yield* Effect.never
       // The server's scope closes first (the drain, then the listener), then the storage.
     }).pipe(
       Effect.scoped,
-      Effect.provide(watchesLayer(config, sinceHorizonDays, watchSettings, SmtpMail.layerFrom(accountMail, () => publicOrigin(config))))
+      Effect.provide(watchesLayer(config, sinceHorizonDays, watchSettings, SmtpMail.layerFrom(accountMail, mailOrigin)))
     )
   }).pipe(Effect.scoped)
 
