@@ -67,6 +67,11 @@ describe("email sign-in and sign-up", () => {
     await settle()
     expect(sink.to("nobody@example.com")).toEqual([])
 
+    // A spent link's page offers to mail another.
+    const spent = await send(server, "POST", "/signin", { form: { token: `dsl_${"x".repeat(43)}` } })
+    expect(spent.status).toBe(400)
+    expect(spent.text).toContain(`<form method="post" action="/signin/email">`)
+
     const continued = await fetch(mail.link!)
     expect(await continued.text()).toContain(`name="token" value="${tokenOf(mail.link!)}"`)
     const session = await signIn(server, tokenOf(mail.link!))

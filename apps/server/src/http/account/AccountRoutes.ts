@@ -85,6 +85,10 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
   const area = yield* AccountArea.AccountArea
   const settings = yield* AccountSettings
 
+  /** The email form of the sign-in pages, when mail is set up. */
+  const byEmail = () =>
+    emailSignIn.mailAvailable ? EmailPages.emailForm({ signUpOpen: emailSignIn.signUpMode === "open" }) : undefined
+
   /** The signed-in person of this request, or `undefined`. */
   const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
     const token = sessionTokenOf(request)
@@ -140,8 +144,7 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
     HttpRouter.add("GET", "/signin", HttpServerRequest.HttpServerRequest.use((request) => {
       const token = new URL(request.url, "http://localhost").searchParams.get("token")
       if (token !== null && token !== "") return Effect.succeed(page(Pages.continueSignIn(token)))
-      const byEmail = emailSignIn.mailAvailable ? EmailPages.emailForm({ signUpOpen: emailSignIn.signUpMode === "open" }) : undefined
-      return Effect.succeed(page(Pages.signIn(byEmail)))
+      return Effect.succeed(page(Pages.signIn(byEmail())))
     })),
     HttpRouter.add("POST", "/signin", HttpServerRequest.HttpServerRequest.use((request) =>
       Effect.gen(function*() {
@@ -151,7 +154,7 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
         if (redeemed._tag === "Failure") {
           return redeemed.failure._tag === "TooManyAttempts"
             ? yield* tooManyAttempts(redeemed.failure.retryAt)
-            : page(Pages.linkInvalid(), 400)
+            : page(Pages.linkInvalid(byEmail()), 400)
         }
         return seeOther("/account", { "set-cookie": sessionCookie(redeemed.success.token) })
       })

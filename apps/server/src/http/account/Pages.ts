@@ -73,10 +73,11 @@ export const continueSignIn = (token: string) =>
 /** `GET /signin` without a token, and where a signed-out person is sent; `byEmail`: the email form, when mail is set up. */
 export const signIn = (byEmail?: SafeHtml) => layout("Sign in", html`${byEmail ?? ""}${HOW_TO_GET_A_LINK}`)
 
-export const linkInvalid = () =>
+/** A used, expired or unknown link; `byEmail`: the email form, when mail is set up. */
+export const linkInvalid = (byEmail?: SafeHtml) =>
   layout(
     "This sign-in link cannot be used",
-    html`<p class="notice bad">The link was already used, has expired, or was mistyped.</p>${HOW_TO_GET_A_LINK}`
+    html`<p class="notice bad">The link was already used, has expired, or was mistyped.</p>${byEmail ?? ""}${HOW_TO_GET_A_LINK}`
   )
 
 /** A refused state-changing request: not from this site's own page, or without its token. */
