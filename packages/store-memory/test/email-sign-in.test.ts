@@ -98,6 +98,37 @@ describe("EmailSignIn", () => {
       assert.instanceOf(noMail, EmailSignIn.MailUnavailable)
     }))
 
+  it.live("a mail that cannot be sent is no failure of the request: the send runs after the answer", () =>
+    Effect.gen(function*() {
+      const area = yield* EmailSignIn.EmailSignIn
+      yield* (yield* Operators.Operators).createAccount("unmailable", "free", "unmailable@example.com")
+      assert.strictEqual(yield* area.requestLink("unmailable@example.com", "10.0.0.1"), undefined)
+      assert.strictEqual(yield* area.signUp({ email: "unmailable@example.com" }, "10.0.0.1"), undefined)
+      yield* settle
+    }).pipe(Effect.provide(StoreMemory.layerDirectory.pipe(
+      Layer.provide(Layer.succeed(SignInMail.SignInMail, { send: () => Effect.die(new Error("the SMTP server is down")) })),
+      Layer.provide(Layer.succeed(EmailSignIn.SignUpPolicy, "open"))
+    ))))
+
+  it.live("a known address is answered as fast as an unknown one, however slow the mail", () => {
+    const sent: Sent = []
+    return Effect.gen(function*() {
+      const area = yield* EmailSignIn.EmailSignIn
+      yield* (yield* Operators.Operators).createAccount("slow", "free", "slow@example.com")
+      for (const email of ["slow@example.com", "unknown-slow@example.com"]) {
+        const started = Date.now()
+        yield* area.requestLink(email, "10.0.0.1")
+        assert.isBelow(Date.now() - started, 250, email)
+      }
+      yield* Effect.sleep("600 millis")
+      assert.deepStrictEqual(sent.map((message) => message.to), ["slow@example.com"])
+    }).pipe(Effect.provide(StoreMemory.layerDirectory.pipe(
+      Layer.provide(Layer.succeed(SignInMail.SignInMail, {
+        send: (message) => Effect.sleep("500 millis").pipe(Effect.andThen(Effect.sync(() => void sent.push(message))))
+      }))
+    )))
+  })
+
   it.live("bad links are counted per client address: past the limit even a good link is not tried", () =>
     Effect.gen(function*() {
       const area = yield* EmailSignIn.EmailSignIn
