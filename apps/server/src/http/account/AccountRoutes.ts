@@ -46,7 +46,7 @@ export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
 export const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: { ...PAGE_HEADERS, ...headers } })
 
-export const seeOther = (location: string, headers: Record<string, string> = {}) =>
+const seeOther = (location: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.empty({ status: 303, headers: { ...PAGE_HEADERS, location, ...headers } })
 
 const served = (asset: Asset) =>

@@ -34,7 +34,7 @@ export const linkSent = (email: string) =>
   layout(
     "Check your mail",
     html`<p class="notice good" role="status">If an account has the address ${email}, a sign-in link is on its way to it.</p>
-<p>Open the link on this device. Nothing arrived within a few minutes? Check the spam folder, or
+<p>Open it in the browser you want to be signed in on. Nothing arrived within a few minutes? Check the spam folder, or
 <a href="/signin">ask for another link</a>.</p>
 ${LINK_LIFE}`
   )
