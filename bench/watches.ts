@@ -24,6 +24,7 @@ import {
   Cursor,
   Directory,
   DirectoryArea,
+  EmailSignIn,
   ListingStore,
   Operators,
   Passkeys,
@@ -60,7 +61,7 @@ const stores = Layer.mergeAll(StoreSql.layerStores, RateLimiter.layerInProcess).
 const core = Layer.mergeAll(
   Directory.Directory.layer,
   AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-  Sessions.Sessions.layer,
+  EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer)),
   DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
   AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
   SecurityLog.SecurityLog.layer,

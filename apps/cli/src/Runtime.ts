@@ -5,6 +5,7 @@ import {
   Cursor,
   Directory,
   DirectoryArea,
+  EmailSignIn,
   Operators,
   Passkeys,
   RateLimiter,
@@ -171,6 +172,7 @@ export const RedisCheck = Context.Reference<Effect.Effect<void, unknown> | undef
 export type ServerServices =
   | Directory.Directory
   | Sessions.Sessions
+  | EmailSignIn.EmailSignIn
   | AccountArea.AccountArea
   | DirectoryArea.DirectoryArea
   | AccountReveals.AccountReveals
@@ -185,22 +187,25 @@ export type ServerServices =
  * Everything `serve` needs, migrations applied first. `availability` is the reveal's re-check
  * (the server's RDAP check, or `AvailabilityCheck.layerStampOnly`).
  */
-export const serverLayer = <E>(
+export const serverLayer = <E, M = never>(
   config: DropshelfConfig,
   availability: Layer.Layer<AvailabilityCheck.AvailabilityCheck, E>,
   /** How many days back the since feed reaches (`DROPSHELF_SINCE_HORIZON_DAYS`); default the core's. */
-  sinceHorizonDays?: number | undefined
+  sinceHorizonDays?: number | undefined,
+  /** The account area's mail and sign-up policy (the server's SmtpMail.layerFrom); default none, by invitation. */
+  accountMail?: Layer.Layer<M> | undefined
 ): Layer.Layer<ServerServices, StoreSql.StoreOpenError | E> =>
   Layer.mergeAll(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    Sessions.Sessions.layer,
+    EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer)),
     DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
     AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
     SecurityLog.SecurityLog.layer,
     Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer))
   ).pipe(
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
+    Layer.provide(accountMail ?? Layer.empty),
     Layer.provide(RememberedCursors.layer(
       Cursor.CursorCodec.layer.pipe(Layer.provide(Layer.effect(Cursor.CursorSecret, StoreSql.cursorSecret))),
       !config.cachesOff.has("cursors")

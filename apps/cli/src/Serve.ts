@@ -1,5 +1,5 @@
 import { Watches } from "@dropshelf/core"
-import { Health, RdapAvailability, Server, Telemetry, WebhookDelivery } from "@dropshelf/server"
+import { Health, RdapAvailability, Server, SmtpMail, Telemetry, WebhookDelivery } from "@dropshelf/server"
 import { PoolMetrics, StoreSql } from "@dropshelf/store-sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpServer } from "effect/http"
@@ -8,6 +8,7 @@ import { writeBackup } from "./BackupFile.ts"
 import { stopsOnSignal, UsageError } from "./Failure.ts"
 import * as OperatorSocket from "./OperatorSocket.ts"
 import { note } from "./Output.ts"
+import { publicOrigin } from "./Config.ts"
 import * as Runtime from "./Runtime.ts"
 
 /**
@@ -28,6 +29,13 @@ export const serve = <E = never>(
     const sinceHorizonDays = yield* Server.sinceHorizonDaysFromEnv
     const watchSettings = yield* WebhookDelivery.settingsFromEnv
     const watchWorker = yield* WebhookDelivery.workerFromEnv
+    const accountMail = yield* SmtpMail.settingsFromEnv
+    // Mailed links name the port listened on, which `--port 0` learns only once listening.
+    let listeningPort = config.port
+    const mailOrigin = () => publicOrigin({ ...config, port: listeningPort })
+    if (accountMail.signUp === "open" && accountMail.mail === undefined) {
+      yield* Effect.logWarning("dropshelf: DROPSHELF_SIGNUP=open needs mail: until DROPSHELF_SMTP_URL is set, /signup says sign-up needs mail")
+    }
     const metricsCollected = settings.metricsPort !== undefined || (yield* Telemetry.otlpMetricsFromEnv)
     // Built first, released last: spans still open when the server stops are exported before the process ends.
     const telemetry = yield* Layer.build(Telemetry.layerOtlpFromEnv)
@@ -62,13 +70,14 @@ export const serve = <E = never>(
       }
       stopsOnSignal.gracefully = true
       const address = Context.get(server, HttpServer.HttpServer).address
+      if (address._tag !== "UnixPathAddress") listeningPort = address.port
       const counters = config.redisUrl !== undefined ? "rate limits in REDIS_URL" : "rate limits in this process"
       yield* note(`dropshelf: serving ${Runtime.describeStorage(config)} on ${HttpServer.formatAddress(address)}, ${counters} (Ctrl-C to stop)`)
       return yield* Effect.never
       // The server's scope closes first (the drain, then the listener), then the storage.
     }).pipe(
       Effect.scoped,
-      Effect.provide(watchesLayer(config, sinceHorizonDays, watchSettings))
+      Effect.provide(watchesLayer(config, sinceHorizonDays, watchSettings, SmtpMail.layerFrom(accountMail, mailOrigin)))
     )
   }).pipe(Effect.scoped)
 
@@ -76,8 +85,13 @@ export const serve = <E = never>(
  * `Watches` over the server's storage, its settings from the environment, with every service
  * `serve` runs against.
  */
-export const watchesLayer = (config: Runtime.DropshelfConfig, sinceHorizonDays: number, settings: Watches.WatchSettings) =>
+export const watchesLayer = <M = never>(
+  config: Runtime.DropshelfConfig,
+  sinceHorizonDays: number,
+  settings: Watches.WatchSettings,
+  accountMail?: Layer.Layer<M> | undefined
+) =>
   WebhookDelivery.layerWith(settings, !config.cachesOff.has("watch-filters")).pipe(
     Layer.provide(Runtime.layerCrypto),
-    Layer.provideMerge(Runtime.serverLayer(config, RdapAvailability.layerFromEnv, sinceHorizonDays))
+    Layer.provideMerge(Runtime.serverLayer(config, RdapAvailability.layerFromEnv, sinceHorizonDays, accountMail))
   )

@@ -10,10 +10,11 @@ import {
   type AccountReveals,
   Directory,
   type DirectoryArea,
+  type EmailSignIn,
   type Passkeys,
   type RateLimiter,
   type SecurityLog,
-  type Sessions,
+  Sessions,
   SinceHorizon,
   type Watches
 } from "@dropshelf/core"
@@ -25,6 +26,7 @@ import { SECURITY_PATHS, SecurityRoutes } from "./http/account/SecurityRoutes.ts
 import { WATCHES_PATHS, WatchesRoutes } from "./http/account/WatchesRoutes.ts"
 import { DirectoryRoutes } from "./http/account/DirectoryRoutes.ts"
 import { PASSKEY_PATHS, PasskeyRoutes } from "./http/account/PasskeyRoutes.ts"
+import { EMAIL_PATHS, EmailRoutes } from "./http/account/EmailRoutes.ts"
 import * as AccessLog from "./http/AccessLog.ts"
 import { AddressGate, DEFAULT_AUTH_FAILURES_PER_MINUTE } from "./http/AddressGate.ts"
 import { Admission } from "./http/Admission.ts"
@@ -120,7 +122,7 @@ const DocsRoute = Layer.unwrap(Effect.gen(function*() {
  * Every route: the API's endpoints (with `/`, `/healthz` and `/readyz`), `/mcp` (the same
  * operations as tools), `/docs` and the account area's pages, each telling the request's
  * exchange it matched. Needs `Directory`, `RateLimiter`, `Admission`, the server's `Lifecycle`,
- * and for the account area `Sessions`, `AccountArea`, `DirectoryArea`, `Passkeys` and `AccountSettings`.
+ * and for the account area `Sessions`, `EmailSignIn`, `AccountArea`, `DirectoryArea`, `Passkeys` and `AccountSettings`.
  */
 export const routes = Layer.mergeAll(
   HttpApiBuilder.layer(DropshelfApi),
@@ -132,7 +134,8 @@ export const routes = Layer.mergeAll(
   WatchesRoutes,
   SecurityRoutes,
   DirectoryRoutes,
-  PasskeyRoutes
+  PasskeyRoutes,
+  EmailRoutes
 ).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
@@ -147,7 +150,8 @@ const OUTSIDE = {
   ...REVEALS_PATHS,
   ...WATCHES_PATHS,
   ...SECURITY_PATHS,
-  ...PASSKEY_PATHS
+  ...PASSKEY_PATHS,
+  ...EMAIL_PATHS
 }
 
 /**
@@ -195,8 +199,8 @@ const drain = (lifecycle: Health.Lifecycle["Service"], delay: Duration.Input, ti
  * The REST server on Node's HTTP server, listening once the layer is built and shutting down
  * gracefully when it is released (new connections refused, in-flight requests finish). Its
  * output includes `HttpServer.HttpServer`, whose `address` tells the port when `port` is 0.
- * While it runs, records of idempotency keys past their 24 hours, and tombstones past the since
- * feed's horizon, are pruned hourly.
+ * While it runs, records of idempotency keys past their 24 hours, tombstones past the since
+ * feed's horizon, and sign-in links and sessions over for their retention, are pruned hourly.
  */
 export const layer = (
   options: Options
@@ -207,6 +211,7 @@ export const layer = (
     | AccountReveals.AccountReveals
     | SecurityLog.SecurityLog
     | Passkeys.Passkeys
+    | EmailSignIn.EmailSignIn
 > =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -241,6 +246,7 @@ export const layer = (
       gracefulShutdownTimeout: options.shutdownTimeout ?? DEFAULT_SHUTDOWN_TIMEOUT
     })),
     Layer.merge(Directory.Directory.layerPruning()),
+    Layer.merge(Sessions.Sessions.layerPruning()),
     Layer.merge(
       options.metricsPort === undefined
         ? Layer.empty
@@ -379,5 +385,6 @@ export const serve = (
     | AccountReveals.AccountReveals
     | SecurityLog.SecurityLog
     | Passkeys.Passkeys
+    | EmailSignIn.EmailSignIn
 > =>
   Layer.launch(layer(options))

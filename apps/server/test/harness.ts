@@ -15,6 +15,7 @@ import {
   Cursor,
   Directory,
   DirectoryArea,
+  EmailSignIn,
   type HoldStore,
   type IdempotencyStore,
   type KeyStore,
@@ -33,7 +34,7 @@ import {
   Watches
 } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
-import { RememberedCursors, Server, WebAuthnSimple, WebhookDelivery } from "@dropshelf/server"
+import { RememberedCursors, Server, SmtpMail, WebAuthnSimple, WebhookDelivery } from "@dropshelf/server"
 
 export type Ports =
   | ListingStore.ListingStore
@@ -111,6 +112,22 @@ export interface StartOptions {
   readonly upgradeUrl?: string | undefined
   /** The account area's public origin (DROPSHELF_PUBLIC_URL); default none: the request's `Host`. */
   readonly publicUrl?: string | undefined
+  /** Where sign-in links are mailed (DROPSHELF_SMTP_URL, DROPSHELF_MAIL_FROM); default no mail. */
+  readonly mail?: SmtpMail.MailSettings | undefined
+  /** DROPSHELF_SIGNUP; default `invite`. */
+  readonly signUp?: EmailSignIn.SignUpMode | undefined
+  /**
+   * The sign-in attempt limits. Every test talks from 127.0.0.1, so the default here admits
+   * any number; a test of the limits sets them.
+   */
+  readonly signInLimits?: Partial<EmailSignIn.AttemptLimits> | undefined
+}
+
+const UNLIMITED_ATTEMPTS: EmailSignIn.AttemptLimits = {
+  ...EmailSignIn.DEFAULT_ATTEMPT_LIMITS,
+  requestsPerAddress: 1_000_000,
+  requestsPerEmail: 1_000_000,
+  badLinksPerAddress: 1_000_000
 }
 
 /** The watch use cases as a test server runs them: private receivers allowed, a 50 ms poll. */
@@ -128,12 +145,14 @@ export const watchesLayer = (settings: Partial<Watches.WatchSettings> = {}) => {
  */
 export const useCasesOver = <A, E, R>(
   stores: Layer.Layer<A, E, R>,
-  options: Pick<StartOptions, "watchSettings" | "idempotencyWaitMs" | "sinceHorizonDays" | "availability"> = {}
+  options: Pick<StartOptions, "watchSettings" | "idempotencyWaitMs" | "sinceHorizonDays" | "availability" | "mail" | "signUp" | "signInLimits"> = {},
+  /** The origin of mailed links: the server's, once it listens. */
+  origin: () => string = () => "http://127.0.0.1"
 ) =>
   Layer.mergeAll(
     Directory.Directory.layer,
     AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    Sessions.Sessions.layer,
+    EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer)),
     DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
     AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
     SecurityLog.SecurityLog.layer,
@@ -141,6 +160,8 @@ export const useCasesOver = <A, E, R>(
     watchesLayer(options.watchSettings)
   ).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
+    Layer.provide(SmtpMail.layerFrom({ mail: options.mail, signUp: options.signUp ?? "invite" }, origin)),
+    Layer.provide(Layer.succeed(EmailSignIn.SignInAttemptLimits, { ...UNLIMITED_ATTEMPTS, ...options.signInLimits })),
     Layer.provide(options.sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, options.sinceHorizonDays)),
     Layer.provide(RememberedCursors.layer(Cursor.CursorCodec.layer.pipe(Layer.provide(StoreMemory.layerEphemeralCursorSecret)), true)),
     Layer.provide(options.availability ?? AvailabilityCheck.AvailabilityCheck.layerStampOnly),
@@ -150,7 +171,8 @@ export const useCasesOver = <A, E, R>(
 
 export const start = async (adapter: Adapter, options: StartOptions = {}): Promise<Running> => {
   const logs: Array<Record<string, unknown>> = []
-  const core = useCasesOver(adapter.layer(), options)
+  let base = "http://127.0.0.1"
+  const core = useCasesOver(adapter.layer(), options, () => base)
   // What the server would log, as flat records: the annotations beside the level and message.
   const logger = Logger.map(Logger.formatStructured, (entry) => {
     logs.push({ ...entry.annotations, level: entry.level.toLowerCase(), message: entry.message })
@@ -176,8 +198,9 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
   )
   const address = await runtime.runPromise(HttpServer.HttpServer.useSync((server) => server.address))
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
+  base = `http://127.0.0.1:${address.port}`
   return {
-    base: `http://127.0.0.1:${address.port}`,
+    base,
     exchanges: [],
     logs,
     run: (effect) => runtime.runPromise(effect),

@@ -43,6 +43,8 @@ export const makeAccountsAndKeys = Effect.sync(() => {
         return Effect.succeed(changed)
       }),
     find: (id) => Effect.sync(() => accounts.get(id)),
+    findByEmail: (email) =>
+      Effect.sync(() => [...accounts.values()].find((account) => account.email !== null && Email.key(account.email) === Email.key(email))),
     list: (page) =>
       Effect.sync(() =>
         Keyset.window(

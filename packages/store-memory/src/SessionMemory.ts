@@ -56,6 +56,25 @@ export const make = (accountExists: (id: string) => boolean) => {
         let ended = 0
         for (const session of sessions.values()) if (session.accountId === accountId && endAt(session.id, at)) ended++
         return ended
+      }),
+    prune: (before) =>
+      Effect.sync(() => {
+        let prunedLinks = 0
+        let prunedSessions = 0
+        for (const [digest, link] of links) {
+          if (Session.linkOverAt(link) < before) {
+            links.delete(digest)
+            prunedLinks++
+          }
+        }
+        for (const [id, session] of sessions) {
+          if (Session.overAt(session) < before) {
+            sessions.delete(id)
+            byDigest.delete(session.digest)
+            prunedSessions++
+          }
+        }
+        return { links: prunedLinks, sessions: prunedSessions }
       })
   })
 }

@@ -4,6 +4,7 @@ import {
   AvailabilityCheck,
   Cursor,
   Directory,
+  EmailSignIn,
   HoldStore,
   IdempotencyStore,
   type Listing,
@@ -98,7 +99,7 @@ export const layerEphemeralCursorSecret = Layer.effect(
 export const layerDirectory = Layer.mergeAll(
   Directory.Directory.layer,
   AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-  Sessions.Sessions.layer
+  EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer))
 ).pipe(
   Layer.provide(Cursor.CursorCodec.layer.pipe(Layer.provide(layerEphemeralCursorSecret))),
   Layer.provideMerge(layer),

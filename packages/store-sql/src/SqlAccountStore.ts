@@ -1,4 +1,4 @@
-import { AccountStore, Errors, type Ids, type Keyset, type Plan } from "@dropshelf/core"
+import { AccountStore, Email, Errors, type Ids, type Keyset, type Plan } from "@dropshelf/core"
 import { Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { KeyLookups } from "./KeyLookups.ts"
@@ -67,6 +67,13 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  // By the unique index on lower(email) (migration 0016): Email.key is lower case.
+  const findByEmail = (email: string) =>
+    sql<Row>`SELECT ${columns} FROM accounts WHERE lower(email) = ${Email.key(email)}`.pipe(
+      Effect.map((rows) => (rows[0] === undefined ? undefined : toAccount(rows[0]))),
+      Effect.orDie
+    )
+
   const list = (page: Keyset.KeysetRequest) =>
     sql<Row>`SELECT ${columns} FROM accounts
       WHERE ${
@@ -79,7 +86,7 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return AccountStore.AccountStore.of({ create, setPlan, setEmail, find, list })
+  return AccountStore.AccountStore.of({ create, setPlan, setEmail, find, findByEmail, list })
 })
 
 export const layer = Layer.effect(AccountStore.AccountStore, make)

@@ -1,4 +1,4 @@
-import { type Session, SessionStore } from "@dropshelf/core"
+import { Session, SessionStore } from "@dropshelf/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { instant, instantOrNull, int, toDate } from "./Rows.ts"
@@ -88,7 +88,21 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return SessionStore.SessionStore.of({ issueLink, redeemLink, createSession, findSession, touchSession, endSession, endAccountSessions })
+  // Session.linkOverAt and Session.overAt, as conditions: over before `before`.
+  const prune = (before: number) =>
+    sql<{ links: unknown; sessions: unknown }>`WITH links AS (
+        DELETE FROM sign_in_links WHERE used_at < ${toDate(before)} OR expires_at < ${toDate(before)} RETURNING 1
+      ), sessions AS (
+        DELETE FROM sessions
+        WHERE ended_at < ${toDate(before)} OR expires_at < ${toDate(before)} OR last_seen_at < ${toDate(before - Session.IDLE_MS)}
+        RETURNING 1
+      ) SELECT (SELECT count(*) FROM links) AS links, (SELECT count(*) FROM sessions) AS sessions`.pipe(
+      Effect.map((rows) => ({ links: int(rows[0]!.links), sessions: int(rows[0]!.sessions) })),
+      Effect.orDie,
+      Effect.withSpan("SqlSessionStore.prune")
+    )
+
+  return SessionStore.SessionStore.of({ issueLink, redeemLink, createSession, findSession, touchSession, endSession, endAccountSessions, prune })
 })
 
 export const layer = Layer.effect(SessionStore.SessionStore, make)

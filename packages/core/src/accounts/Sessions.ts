@@ -1,9 +1,9 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Schedule } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
 import { AccountNotFound, SessionEnded, SignInLinkInvalid } from "../domain/errors.ts"
 import { SIGNED_IN_BY_LINK, SIGNED_IN_BY_PASSKEY } from "../domain/SecurityEvent.ts"
 import * as Session from "../domain/Session.ts"
-import type { Instant } from "../domain/Time.ts"
+import { HOUR, type Instant } from "../domain/Time.ts"
 import { type AccountRecord, AccountStore } from "../ports/AccountStore.ts"
 import { SecurityLogStore } from "../ports/SecurityLogStore.ts"
 import { SessionStore } from "../ports/SessionStore.ts"
@@ -113,7 +113,21 @@ export class Sessions extends Context.Service<Sessions, {
   readonly signOut: (sessionToken: string) => Effect.Effect<void>
   /** Ends every session of the account not ended yet; how many. */
   readonly signOutEverywhere: (accountId: string) => Effect.Effect<number>
+  /** Deletes links and sessions over for Session.RETENTION_MS or more; how many of each. */
+  readonly prune: Effect.Effect<{ readonly links: number; readonly sessions: number }>
 }>()("@dropshelf/core/Sessions") {
+  /** The pruning, at start and then every `interval`, as `Directory.layerPruning`; a failed round is logged. */
+  static readonly layerPruning = (interval: number = HOUR): Layer.Layer<never, never, Sessions> =>
+    Layer.effectDiscard(Effect.gen(function*() {
+      const sessions = yield* Sessions
+      yield* sessions.prune.pipe(
+        Effect.asVoid,
+        Effect.catchCause((cause) => Effect.logWarning("dropshelf: pruning sign-in links and sessions failed", cause)),
+        Effect.repeat(Schedule.spaced(interval)),
+        Effect.forkScoped
+      )
+    }))
+
   static readonly layer = Layer.effect(
     Sessions,
     Effect.gen(function*() {
@@ -159,7 +173,11 @@ export class Sessions extends Context.Service<Sessions, {
         return ended
       })
 
-      return Sessions.of({ issueSignInLink, redeem, authenticate, signOut, signOutEverywhere })
+      const prune = Effect.flatMap(Clock.currentTimeMillis, (now) => store.prune(now - Session.RETENTION_MS)).pipe(
+        Effect.withSpan("Sessions.prune")
+      )
+
+      return Sessions.of({ issueSignInLink, redeem, authenticate, signOut, signOutEverywhere, prune })
     })
   )
 }

@@ -18,6 +18,8 @@ export const IDLE_MS = HOUR
 export const ABSOLUTE_MS = 7 * DAY
 /** A session's last use is written at most this often: a page a second costs no write a second. */
 export const TOUCH_EVERY_MS = MINUTE
+/** Links and sessions over for this long are deleted by the hourly pruning. */
+export const RETENTION_MS = 30 * DAY
 
 export const LINK_MARKER = "dsl_"
 export const SESSION_MARKER = "dss_"
@@ -74,3 +76,11 @@ export const isLiveAt = (session: Pick<SessionRecord, "lastSeenAt" | "expiresAt"
 /** Whether a use at `at` should be written, so the idle expiry moves. */
 export const needsTouch = (session: Pick<SessionRecord, "lastSeenAt">, at: Instant): boolean =>
   at - session.lastSeenAt >= TOUCH_EVERY_MS
+
+/** When a link stopped being redeemable: its use, or its expiry. */
+export const linkOverAt = (link: Pick<SignInLinkRecord, "usedAt" | "expiresAt">): Instant =>
+  link.usedAt === null ? link.expiresAt : Math.min(link.usedAt, link.expiresAt)
+
+/** When a session stopped admitting requests: signed out, idle, or its absolute end; later for a live one. */
+export const overAt = (session: Pick<SessionRecord, "lastSeenAt" | "expiresAt" | "endedAt">): Instant =>
+  session.endedAt === null ? endsAt(session) : Math.min(session.endedAt, endsAt(session))

@@ -27,6 +27,8 @@ export class AccountStore extends Context.Service<AccountStore, {
   /** Sets (or with `null` clears) the owner's address; refused when another account has it, case aside. */
   readonly setEmail: (id: string, email: string | null) => Effect.Effect<AccountRecord, AccountNotFound | EmailTaken>
   readonly find: (id: string) => Effect.Effect<AccountRecord | undefined>
+  /** The account whose owner has this address, case aside (Email.key); none: `undefined`. */
+  readonly findByEmail: (email: string) => Effect.Effect<AccountRecord | undefined>
   /** Accounts in creation order (then id); `after` names an account (an unknown one: no rows). */
   readonly list: (page: KeysetRequest) => Effect.Effect<ReadonlyArray<AccountRecord>>
 }>()("@dropshelf/core/AccountStore") {}

@@ -42,4 +42,9 @@ export class SessionStore extends Context.Service<SessionStore, {
   readonly endSession: (id: string, at: Instant) => Effect.Effect<void>
   /** Ends every session of the account not ended yet; how many. */
   readonly endAccountSessions: (accountId: string, at: Instant) => Effect.Effect<number>
+  /**
+   * Deletes the links over (Session.linkOverAt) and the sessions over (Session.overAt) before
+   * `before`; how many of each.
+   */
+  readonly prune: (before: Instant) => Effect.Effect<{ readonly links: number; readonly sessions: number }>
 }>()("@dropshelf/core/SessionStore") {}

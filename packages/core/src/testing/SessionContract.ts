@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
 import * as Session from "../domain/Session.ts"
-import { HOUR, MINUTE } from "../domain/Time.ts"
+import { DAY, HOUR, MINUTE } from "../domain/Time.ts"
 import { AccountStore } from "../ports/AccountStore.ts"
 import { SessionStore } from "../ports/SessionStore.ts"
 
@@ -119,6 +119,38 @@ export const suite = (name: string, layer: Layer.Layer<AccountStore | SessionSto
         assert.strictEqual(yield* store.endAccountSessions(owner.id, T0 + 5 * HOUR), 0)
         assert.strictEqual(third.accountId, owner.id)
         assert.strictEqual(others.accountId, other.id)
+      })))
+
+    it.live("pruning deletes links used or expired and sessions ended, idle or past their end, before the bound", () =>
+      run(Effect.gen(function*() {
+        const store = yield* SessionStore
+        const owner = yield* account("prune")
+        const day = (n: number) => T0 + n * DAY
+        // Links: used on day 1; expired unused (issued day 0); issued late, still redeemable at the bound.
+        yield* issue(owner.id, "prune-used", day(1))
+        const signedOut = (yield* redeem("prune-used", "prune-signed-out", day(1)))!
+        yield* store.endSession(signedOut.id, day(2))
+        yield* issue(owner.id, "prune-expired", day(0))
+        yield* issue(owner.id, "prune-fresh", day(10) - MINUTE)
+        // Sessions: signed out on day 2 (above); idle since day 3; ended at its absolute end; still live.
+        yield* issue(owner.id, "prune-idle-link", day(3))
+        yield* redeem("prune-idle-link", "prune-idle", day(3))
+        yield* issue(owner.id, "prune-absolute-link", day(10) - Session.ABSOLUTE_MS - HOUR)
+        const absolute = (yield* redeem("prune-absolute-link", "prune-absolute", day(10) - Session.ABSOLUTE_MS - HOUR))!
+        yield* store.touchSession(absolute.id, day(10) - HOUR)
+        yield* issue(owner.id, "prune-live-link", day(10) - MINUTE)
+        yield* redeem("prune-live-link", "prune-live", day(10) - MINUTE)
+
+        // Every link but "prune-fresh" was used or expired before day 10.
+        assert.deepStrictEqual(yield* store.prune(day(10)), { links: 5, sessions: 3 })
+        for (const gone of ["prune-signed-out", "prune-idle", "prune-absolute"]) {
+          assert.strictEqual(yield* store.findSession(gone), undefined, gone)
+        }
+        assert.isDefined(yield* store.findSession("prune-live"))
+        // An unused link within its lifetime stays.
+        assert.isDefined(yield* redeem("prune-fresh", "prune-late", day(10)))
+        assert.strictEqual(yield* redeem("prune-expired", "prune-never", day(0) + MINUTE), undefined)
+        assert.deepStrictEqual(yield* store.prune(day(10)), { links: 0, sessions: 0 })
       })))
   })
 }

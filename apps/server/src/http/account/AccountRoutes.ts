@@ -1,7 +1,9 @@
 import { Clock, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { AccountArea, Sessions } from "@dropshelf/core"
+import { AccountArea, EmailSignIn, Sessions } from "@dropshelf/core"
+import { addressOf } from "../AddressGate.ts"
 import { type Asset, script, stylesheet } from "./Assets.ts"
+import * as EmailPages from "./EmailPages.ts"
 import * as Pages from "./Pages.ts"
 import { clearedSessionCookie, isCsrfToken, isSameOrigin, sessionCookie, sessionTokenOf } from "./Security.ts"
 import * as SignedIn from "./SignedIn.ts"
@@ -15,6 +17,11 @@ import { AccountSettings, field, formOf, page, seeOther } from "./SignedIn.ts"
  */
 
 export { AccountSettings } from "./SignedIn.ts"
+
+/** The 429 page, with `Retry-After`. */
+export const tooManyAttempts = (retryAt: number) =>
+  Effect.map(Clock.currentTimeMillis, (now) =>
+    page(EmailPages.tooManyAttempts(retryAt, now), 429, { "retry-after": String(Math.max(1, Math.ceil((retryAt - now) / 1000))) }))
 
 /** Every route of the account area and its methods, for the boundary's 405 and `Allow`. */
 export const ACCOUNT_PATHS: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -50,8 +57,13 @@ export const served = (asset: Asset) =>
 
 export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
   const sessions = yield* Sessions.Sessions
+  const emailSignIn = yield* EmailSignIn.EmailSignIn
   const area = yield* AccountArea.AccountArea
   const settings = yield* AccountSettings
+
+  /** The email form of the sign-in pages, when mail is set up. */
+  const byEmail = () =>
+    emailSignIn.mailAvailable ? EmailPages.emailForm({ signUpOpen: emailSignIn.signUpMode === "open" }) : undefined
 
   const { signedInPage, signedInForm } = yield* SignedIn.make
   type Caller = SignedIn.SignedInCaller
@@ -73,14 +85,19 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
   return Layer.mergeAll(
     HttpRouter.add("GET", "/signin", HttpServerRequest.HttpServerRequest.use((request) => {
       const token = new URL(request.url, "http://localhost").searchParams.get("token")
-      return Effect.succeed(page(token === null || token === "" ? Pages.signIn() : Pages.continueSignIn(token)))
+      if (token !== null && token !== "") return Effect.succeed(page(Pages.continueSignIn(token)))
+      return Effect.succeed(page(Pages.signIn(byEmail())))
     })),
     HttpRouter.add("POST", "/signin", HttpServerRequest.HttpServerRequest.use((request) =>
       Effect.gen(function*() {
         const form = yield* formOf(request)
         if (!isSameOrigin(request, settings.publicUrl)) return page(Pages.forbidden(), 403)
-        const redeemed = yield* Effect.result(sessions.redeem(field(form, "token") ?? "", sessionTokenOf(request)))
-        if (redeemed._tag === "Failure") return page(Pages.linkInvalid(), 400)
+        const redeemed = yield* Effect.result(emailSignIn.redeem(field(form, "token") ?? "", sessionTokenOf(request), addressOf(request)))
+        if (redeemed._tag === "Failure") {
+          return redeemed.failure._tag === "TooManyAttempts"
+            ? yield* tooManyAttempts(redeemed.failure.retryAt)
+            : page(Pages.linkInvalid(byEmail()), 400)
+        }
         return seeOther("/account", { "set-cookie": sessionCookie(redeemed.success.token) })
       })
     )),

@@ -37,7 +37,7 @@ th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--
 form.inline { display: inline; }
 label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
 input, select, button { font: inherit; }
-input[type=text], select { width: 100%; max-width: 24rem; padding: .4rem .5rem; border: 1px solid var(--muted); border-radius: 4px; background: var(--bg); color: var(--fg); }
+input[type=text], input[type=email], select { width: 100%; max-width: 24rem; padding: .4rem .5rem; border: 1px solid var(--muted); border-radius: 4px; background: var(--bg); color: var(--fg); }
 button { padding: .45rem 1rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: var(--bg); cursor: pointer; }
 button.quiet { background: transparent; color: var(--accent); }
 .hint { color: var(--muted); font-size: .9rem; margin: .25rem 0; }

@@ -87,14 +87,17 @@ const PASSKEY_SIGN_IN = html`<form method="post" action="/signin/passkey" data-p
 <p class="hint" id="passkey-status" role="status"></p>
 <noscript><p class="hint">Signing in with a passkey needs JavaScript; a one-time link works without it.</p></noscript>`
 
-/** `GET /signin` without a token, and where a signed-out person is sent. */
-export const signIn = () =>
-  layout("Sign in", html`<h2>With a passkey</h2>${PASSKEY_SIGN_IN}<h2>With a one-time link</h2>${HOW_TO_GET_A_LINK}`, { scripts: PASSKEY_SCRIPTS })
+/** `GET /signin` without a token, and where a signed-out person is sent; `byEmail`: the email form, when mail is set up. */
+export const signIn = (byEmail?: SafeHtml) =>
+  layout("Sign in", html`<h2>With a passkey</h2>${PASSKEY_SIGN_IN}<h2>With a one-time link</h2>${byEmail ?? ""}${HOW_TO_GET_A_LINK}`, {
+    scripts: PASSKEY_SCRIPTS
+  })
 
-export const linkInvalid = () =>
+/** A used, expired or unknown link; `byEmail`: the email form, when mail is set up. */
+export const linkInvalid = (byEmail?: SafeHtml) =>
   layout(
     "This sign-in link cannot be used",
-    html`<p class="notice bad">The link was already used, has expired, or was mistyped.</p>${HOW_TO_GET_A_LINK}`
+    html`<p class="notice bad">The link was already used, has expired, or was mistyped.</p>${byEmail ?? ""}${HOW_TO_GET_A_LINK}`
   )
 
 /** A refused state-changing request: not from this site's own page, or without its token. */

@@ -29,6 +29,8 @@ export const suite = (name: string, run: Run) => {
         const owned = yield* accounts.create({ name: "Owned", plan: "pro", at: T0, email: "Owner@Example.com" })
         assert.strictEqual(owned.email, "Owner@Example.com")
         assert.deepStrictEqual(yield* accounts.find(owned.id), owned)
+        assert.deepStrictEqual(yield* accounts.findByEmail("owner@EXAMPLE.com"), owned)
+        assert.strictEqual(yield* accounts.findByEmail("nobody@example.com"), undefined)
         assert.deepStrictEqual(
           yield* Effect.flip(accounts.create({ name: "Copy", plan: "free", at: T0, email: "owner@example.COM" })),
           new Errors.EmailTaken({ email: "owner@example.COM" })
@@ -43,6 +45,7 @@ export const suite = (name: string, run: Run) => {
         assert.strictEqual((yield* accounts.find(plain.id))!.email, "plain@example.com")
         // Cleared, the address is free for another account; two accounts may have none.
         assert.strictEqual((yield* accounts.setEmail(owned.id, null)).email, null)
+        assert.strictEqual(yield* accounts.findByEmail("owner@example.com"), undefined)
         assert.strictEqual((yield* accounts.setEmail(plain.id, "Owner@Example.com")).email, "Owner@Example.com")
         yield* accounts.setEmail(plain.id, null)
         assert.deepStrictEqual(
