@@ -174,7 +174,7 @@ describe("the account area's directory over HTTP", () => {
       const answer = await send(server, "GET", path, { session })
       expect(answer.headers.get("content-type"), path).toBe("text/html; charset=utf-8")
       expect(answer.headers.get("content-security-policy")).toBe(
-        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
       )
       expect(answer.headers.get("referrer-policy")).toBe("no-referrer")
       expect(answer.headers.get("x-content-type-options")).toBe("nosniff")
