@@ -57,9 +57,9 @@ describe("the security log page", () => {
     const rotated = await send(server, "POST", `/account/keys/${made.key.id}/rotate`, { session, form: { csrf } })
     expect(rotated.status).toBe(200)
     await server.run(Effect.flatMap(SecurityLogStore.SecurityLogStore, (store) =>
-      store.record({ accountId: account.id, kind: "passkey.added", at: Date.now(), detail: "<b>laptop</b>" })))
+      store.record({ accountId: account.id, kind: "recovery.codes_made", at: Date.now(), detail: "<b>laptop</b>" })))
     const [[what, detail], [rotation, about]] = rowsOf((await send(server, "GET", "/account/security", { session })).text)
-    expect([what, detail]).toEqual(["passkey.added", "&lt;b>laptop&lt;/b>"])
+    expect([what, detail]).toEqual(["recovery.codes_made", "&lt;b>laptop&lt;/b>"])
     expect(rotation).toBe("Key rotated")
     expect(about).toMatch(new RegExp(`^${made.key.prefix} \\(ci\\) → dsk_\\w+$`))
 

@@ -63,6 +63,22 @@ describe("the watches pages", () => {
     expect((await apiWatches(person.secret))[0].webhook.url).toBe("http://127.0.0.1:9/added")
   })
 
+  it("a directory search becomes a watch: its filters, without order or size, fill the form", async () => {
+    const person = await signedIn("pro", "from-search")
+    const searched = await send(server, "GET", "/account/directory?tld=com&rsMin=40&sort=latest&limit=10", { session: person.session })
+    expect(searched.status).toBe(200)
+    const href = /<a href="([^"]+)">Watch this search<\/a>/.exec(searched.text)?.[1]?.replaceAll("&amp;", "&")
+    expect(href).toBe("/account/watches?query=tld%3Dcom%26rsMin%3D40#new-watch")
+    const form = await send(server, "GET", href!.split("#")[0]!, { session: person.session })
+    expect(form.text).toContain('name="query" value="tld=com&amp;rsMin=40"')
+    const made = await send(server, "POST", "/account/watches", {
+      session: person.session,
+      form: { csrf: person.csrf, name: "tech coms", query: "tld=com&rsMin=40", webhook_url: "" }
+    })
+    expect(made.status).toBe(303)
+    expect(await apiWatches(person.secret)).toMatchObject([{ name: "tech coms", query: { tld: "com", rsMin: "40" } }])
+  })
+
   it("with a webhook: the secret shown once; URL change, rotation, pause, resume and delete as the API then reads them", async () => {
     const person = await signedIn("business", "hooked")
     const made = await send(server, "POST", "/account/watches", {

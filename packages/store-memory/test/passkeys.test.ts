@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Errors, Operators, Passkey, Passkeys, Sessions, WebAuthn } from "@dropshelf/core"
+import { Errors, Operators, Passkey, Passkeys, SecurityLogStore, Sessions, WebAuthn } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
@@ -181,6 +181,13 @@ describe("Passkeys", () => {
       assert.deepStrictEqual(yield* Effect.flip(passkeys.remove(other.account.id, "cred-1")), new Errors.PasskeyNotFound({ passkeyId: "cred-1" }))
       assert.strictEqual((yield* passkeys.remove(caller.account.id, "cred-1")).id, "cred-1")
       assert.deepStrictEqual(yield* passkeys.list(caller.account.id), [])
+      // The account's security log tells both, named; the other account's tells neither.
+      const log = yield* SecurityLogStore.SecurityLogStore
+      const kinds = (accountId: string) =>
+        Effect.map(log.forAccount(accountId, { after: undefined, limit: 50 }), (events) =>
+          events.filter((event) => event.kind.startsWith("passkey.")).map((event) => [event.kind, event.detail]))
+      assert.deepStrictEqual(yield* kinds(caller.account.id), [["passkey.deleted", "laptop"], ["passkey.added", "laptop"]])
+      assert.deepStrictEqual(yield* kinds(other.account.id), [])
       const ceremony = yield* passkeys.beginAuthentication(RP)
       assert.deepStrictEqual(
         yield* Effect.flip(passkeys.finishAuthentication(RP, { challengeId: ceremony.challengeId, response: { id: "cred-1", challenge: challengeOf(ceremony), origin: RP.origins[0]!, counter: 9 } })),

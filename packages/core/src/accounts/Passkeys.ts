@@ -4,6 +4,7 @@ import { Base64Url } from "effect/encoding"
 import { type InvalidRequest, PasskeyNotFound, PasskeyRefused } from "../domain/errors.ts"
 import * as Passkey from "../domain/Passkey.ts"
 import { PasskeyStore } from "../ports/PasskeyStore.ts"
+import { SecurityLogStore } from "../ports/SecurityLogStore.ts"
 import { type RelyingParty, WebAuthn } from "../ports/WebAuthn.ts"
 import { makeStartSession, type SessionCaller, type SignedIn } from "./Sessions.ts"
 
@@ -54,6 +55,7 @@ export class Passkeys extends Context.Service<Passkeys, {
     Passkeys,
     Effect.gen(function*() {
       const store = yield* PasskeyStore
+      const securityLog = yield* SecurityLogStore
       const webAuthn = yield* WebAuthn
       const random = yield* SecureRandom.SecureRandom
       const startSession = yield* makeStartSession
@@ -116,6 +118,7 @@ export class Passkeys extends Context.Service<Passkeys, {
           lastUsedAt: null
         }
         if (!(yield* store.addPasskey(record))) return yield* new PasskeyRefused()
+        yield* securityLog.record({ accountId: record.accountId, kind: "passkey.added", at: record.createdAt, detail: record.name })
         return record
       })
 
@@ -148,6 +151,7 @@ export class Passkeys extends Context.Service<Passkeys, {
       const remove = Effect.fn("Passkeys.remove")(function*(accountId: string, passkeyId: string) {
         const removed = yield* store.deletePasskey(accountId, passkeyId)
         if (removed === undefined) return yield* new PasskeyNotFound({ passkeyId })
+        yield* securityLog.record({ accountId, kind: "passkey.deleted", at: yield* Clock.currentTimeMillis, detail: removed.name })
         return removed
       })
 

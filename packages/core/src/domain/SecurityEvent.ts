@@ -1,7 +1,7 @@
 import type { Instant } from "./Time.ts"
 
 /*
- * The account's security log: what happened to its keys and sessions, whoever did it (the
+ * The account's security log: what happened to its keys, sessions and passkeys, whoever did it (the
  * account area or the operator's CLI run the same use cases, and those record it).
  */
 
@@ -12,7 +12,9 @@ export const KINDS = [
   "key.rotated",
   "session.signed_in",
   "session.signed_out",
-  "session.signed_out_everywhere"
+  "session.signed_out_everywhere",
+  "passkey.added",
+  "passkey.deleted"
 ] as const
 
 /**

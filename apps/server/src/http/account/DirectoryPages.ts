@@ -78,6 +78,16 @@ export const queryOf = (params: URLSearchParams): ListQuery.RawQuery => {
 }
 
 /** This page's query string for `raw` with `cursor` in place of any it had. */
+/** The form's filters alone, as a watch's query takes them: no order, size, position or since. */
+const watchQueryOf = (raw: ListQuery.RawQuery): string => {
+  const params = new URLSearchParams()
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined || ["cursor", "sort", "limit", "since"].includes(name)) continue
+    for (const item of typeof value === "string" ? [value] : value) params.append(name, item)
+  }
+  return params.toString()
+}
+
 const withCursor = (raw: ListQuery.RawQuery, cursor: string | undefined): string => {
   const params = new URLSearchParams()
   for (const [name, value] of Object.entries(raw)) {
@@ -184,7 +194,8 @@ ${
 <nav aria-label="Pages">
 ${raw.cursor === undefined ? "" : html`<a href="/account/directory${withCursor(raw, undefined)}">First page</a>`}
 ${page.nextCursor === null ? "" : html`<a href="/account/directory${withCursor(raw, page.nextCursor)}" rel="next">Next page</a>`}
-</nav>`
+</nav>
+<p><a href="/account/watches?${new URLSearchParams({ query: watchQueryOf(raw) }).toString()}#new-watch">Watch this search</a>: be told of new listings that match it.</p>`
   return layout(
     "Directory",
     html`<p>The directory as your keys read it: ${

@@ -10,14 +10,22 @@ const WHAT: Readonly<Record<string, string>> = {
   "key.rotated": "Key rotated",
   "session.signed_in": "Signed in",
   "session.signed_out": "Signed out",
-  "session.signed_out_everywhere": "Signed out everywhere"
+  "session.signed_out_everywhere": "Signed out everywhere",
+  "passkey.added": "Passkey added",
+  "passkey.deleted": "Passkey deleted"
 }
 
 /** What an event says; a kind this page does not know yet is shown as it is stored. */
 export const whatOf = (event: SecurityEvent.SecurityEventRecord): string => WHAT[event.kind] ?? event.kind
 
 const detailOf = (event: SecurityEvent.SecurityEventRecord): string =>
-  event.kind === "session.signed_in" && event.detail === SecurityEvent.SIGNED_IN_BY_LINK ? "with a one-time link" : event.detail ?? ""
+  event.kind !== "session.signed_in"
+    ? event.detail ?? ""
+    : event.detail === SecurityEvent.SIGNED_IN_BY_LINK
+    ? "with a one-time link"
+    : event.detail === SecurityEvent.SIGNED_IN_BY_PASSKEY
+    ? "with a passkey"
+    : event.detail ?? ""
 
 export const security = (log: Keyset.KeysetPage<SecurityEvent.SecurityEventRecord>, signedIn: SignedIn, first: boolean) => {
   const rows = log.data.map((event) =>

@@ -57,7 +57,7 @@ ${
 <tbody>${rows}</tbody>
 </table>`
     }
-<h2>Create a watch</h2>
+<h2 id="new-watch">Create a watch</h2>
 <form method="post" action="/account/watches">
 ${csrfField(signedIn)}
 <label for="watch-name">Name</label>

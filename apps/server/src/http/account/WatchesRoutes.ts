@@ -85,7 +85,11 @@ export const WatchesRoutes = Layer.unwrap(Effect.gen(function*() {
       }))
 
   return Layer.mergeAll(
-    HttpRouter.add("GET", "/account/watches", signedInPage((caller) => listPage(caller))),
+    // `?query=`: the directory page's "Watch this search" fills the form with its filters.
+    HttpRouter.add("GET", "/account/watches", signedInPage((caller, request) => {
+      const query = new URL(request.url, "http://localhost").searchParams.get("query")
+      return listPage(caller, query === null ? {} : { form: { name: "", query, webhookUrl: "" } })
+    })),
     HttpRouter.add("POST", "/account/watches", signedInForm((caller, form) =>
       Effect.gen(function*() {
         const sent: WatchesPages.WatchForm = {
