@@ -18,19 +18,13 @@
  */
 import { createServer } from "node:http"
 import {
-  AccountArea,
-  AccountReveals,
   AvailabilityCheck,
   Cursor,
   Directory,
-  DirectoryArea,
-  EmailSignIn,
   ListingStore,
   Operators,
-  Passkeys,
   RateLimiter,
-  SecurityLog,
-  Sessions,
+  UseCases,
   Watch,
   Watches,
   WatchStore
@@ -59,13 +53,7 @@ const stores = Layer.mergeAll(StoreSql.layerStores, RateLimiter.layerInProcess).
   Layer.provideMerge(Layer.effectDiscard(StoreSql.migrate).pipe(Layer.provideMerge(StoreSql.layerServerClient({ url }))))
 )
 const core = Layer.mergeAll(
-  Directory.Directory.layer,
-  AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-  EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer)),
-  DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
-  AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
-  SecurityLog.SecurityLog.layer,
-  Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer)),
+  UseCases.layer.pipe(Layer.provide(WebAuthnSimple.layer)),
   Watches.Watches.layer.pipe(
     Layer.provide(WebhookDelivery.layer(true)),
     Layer.provide(Layer.succeed(Watches.WatchSettingsRef, settings))

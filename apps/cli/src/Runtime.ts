@@ -10,7 +10,8 @@ import {
   Passkeys,
   RateLimiter,
   SecurityLog,
-  Sessions
+  Sessions,
+  UseCases
 } from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
 import * as WebAuthnSimple from "@dropshelf/server/WebAuthnSimple"
@@ -195,15 +196,8 @@ export const serverLayer = <E, M = never>(
   /** The account area's mail and sign-up policy (the server's SmtpMail.layerFrom); default none, by invitation. */
   accountMail?: Layer.Layer<M> | undefined
 ): Layer.Layer<ServerServices, StoreSql.StoreOpenError | E> =>
-  Layer.mergeAll(
-    Directory.Directory.layer,
-    AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer)),
-    DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
-    AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
-    SecurityLog.SecurityLog.layer,
-    Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer))
-  ).pipe(
+  UseCases.layer.pipe(
+    Layer.provide(WebAuthnSimple.layer),
     Layer.provide(sinceHorizonDays === undefined ? Layer.empty : Layer.succeed(Directory.SinceHorizonDays, sinceHorizonDays)),
     Layer.provide(accountMail ?? Layer.empty),
     Layer.provide(RememberedCursors.layer(

@@ -195,6 +195,19 @@ const drain = (lifecycle: Health.Lifecycle["Service"], delay: Duration.Input, ti
     if (finished._tag === "None") yield* Effect.logWarning(`drain: ${lifecycle.inFlight} requests still in flight when the shutdown timeout ended`)
   })
 
+/** The use cases the server answers with: the API's, MCP's and the account area's. */
+export type Served =
+  | Directory.Directory
+  | Watches.Watches
+  | RateLimiter.RateLimiter
+  | Sessions.Sessions
+  | AccountArea.AccountArea
+  | DirectoryArea.DirectoryArea
+  | AccountReveals.AccountReveals
+  | SecurityLog.SecurityLog
+  | Passkeys.Passkeys
+  | EmailSignIn.EmailSignIn
+
 /**
  * The REST server on Node's HTTP server, listening once the layer is built and shutting down
  * gracefully when it is released (new connections refused, in-flight requests finish). Its
@@ -207,11 +220,7 @@ export const layer = (
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError,
-  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea | DirectoryArea.DirectoryArea
-    | AccountReveals.AccountReveals
-    | SecurityLog.SecurityLog
-    | Passkeys.Passkeys
-    | EmailSignIn.EmailSignIn
+  Served
 > =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -381,10 +390,6 @@ export const serve = (
 ): Effect.Effect<
   never,
   HttpServerError.ServeError,
-  Directory.Directory | Watches.Watches | RateLimiter.RateLimiter | Sessions.Sessions | AccountArea.AccountArea | DirectoryArea.DirectoryArea
-    | AccountReveals.AccountReveals
-    | SecurityLog.SecurityLog
-    | Passkeys.Passkeys
-    | EmailSignIn.EmailSignIn
+  Served
 > =>
   Layer.launch(layer(options))

@@ -8,13 +8,10 @@ import { type IncomingMessage, request } from "node:http"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { HttpServer } from "effect/http"
 import {
-  AccountArea,
-  AccountReveals,
   type AccountStore,
   AvailabilityCheck,
   Cursor,
   Directory,
-  DirectoryArea,
   EmailSignIn,
   type HoldStore,
   type IdempotencyStore,
@@ -23,15 +20,14 @@ import {
   Masking,
   Operators,
   type PasskeyStore,
-  Passkeys,
   type RateLimiter,
   type RevealStore,
-  SecurityLog,
   type SecurityLogStore,
-  type SessionStore,
   Sessions,
-  type WatchStore,
-  Watches
+  type SessionStore,
+  UseCases,
+  Watches,
+  type WatchStore
 } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { RememberedCursors, Server, SmtpMail, WebAuthnSimple, WebhookDelivery } from "@dropshelf/server"
@@ -149,16 +145,7 @@ export const useCasesOver = <A, E, R>(
   /** The origin of mailed links: the server's, once it listens. */
   origin: () => string = () => "http://127.0.0.1"
 ) =>
-  Layer.mergeAll(
-    Directory.Directory.layer,
-    AccountArea.AccountArea.layer.pipe(Layer.provideMerge(Operators.Operators.layer)),
-    EmailSignIn.EmailSignIn.layer.pipe(Layer.provideMerge(Sessions.Sessions.layer)),
-    DirectoryArea.DirectoryArea.layer.pipe(Layer.provide(Directory.Directory.layer)),
-    AccountReveals.AccountReveals.layer.pipe(Layer.provide(Directory.Directory.layer), Layer.provide(Operators.Operators.layer)),
-    SecurityLog.SecurityLog.layer,
-    Passkeys.Passkeys.layer.pipe(Layer.provide(WebAuthnSimple.layer)),
-    watchesLayer(options.watchSettings)
-  ).pipe(
+  Layer.mergeAll(UseCases.layer.pipe(Layer.provide(WebAuthnSimple.layer)), watchesLayer(options.watchSettings)).pipe(
     Layer.provide(options.idempotencyWaitMs === undefined ? Layer.empty : Layer.succeed(Directory.IdempotencyWait, options.idempotencyWaitMs)),
     Layer.provide(SmtpMail.layerFrom({ mail: options.mail, signUp: options.signUp ?? "invite" }, origin)),
     Layer.provide(Layer.succeed(EmailSignIn.SignInAttemptLimits, { ...UNLIMITED_ATTEMPTS, ...options.signInLimits })),
