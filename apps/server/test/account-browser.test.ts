@@ -4,46 +4,26 @@
  * serious or critical violation fails). Where no Chromium is installed the suite is skipped
  * and says why.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
+import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectAccessible, missingChromium as missing, suiteBrowser } from "./browser.ts"
 import { call, memoryAdapter, type Running, start } from "./harness.ts"
 import { accountWithLink } from "./accountSupport.ts"
 
 describe.skipIf(missing !== undefined)(`the account area in headless Chromium${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let server: Running
-  let browser: Browser
-  let context: BrowserContext | undefined
-  /** Console errors (a CSP violation among them) and uncaught exceptions, per test. */
-  const errors: Array<string> = []
+  const chromium = suiteBrowser()
+  const { errors } = chromium
 
   beforeAll(async () => {
     server = await start(memoryAdapter)
-    browser = await launchChromium()
   }, 60_000)
-  afterEach(async () => {
-    await context?.close()
-    context = undefined
-    errors.length = 0
-  })
   afterAll(async () => {
-    await browser?.close()
     await server?.close()
   })
 
-  const open = async (options: { readonly javaScriptEnabled?: boolean; readonly width?: number } = {}) => {
-    context = await browser.newContext({
-      javaScriptEnabled: options.javaScriptEnabled ?? true,
-      viewport: { width: options.width ?? 1280, height: 900 }
-    })
-    const page = await context.newPage()
-    page.on("pageerror", (error) => errors.push(error.message))
-    // A refusal's status (the ceiling's 409) and the favicon's 404 are not faults; a CSP violation is.
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text())
-    })
-    return page
-  }
+  const open = (options: { readonly javaScriptEnabled?: boolean; readonly width?: number } = {}) =>
+    chromium.open({ javaScriptEnabled: options.javaScriptEnabled ?? true, viewport: { width: options.width ?? 1280, height: 900 } })
 
   /** The operator's link, opened, checked and continued: the person lands on their overview. */
   const signIn = async (page: Page, url: string) => {
@@ -122,7 +102,7 @@ describe.skipIf(missing !== undefined)(`the account area in headless Chromium${m
 
     // Page scripts cannot run here, axe's included: the same pages, in the same session, are
     // checked in a phone-sized browser that runs them.
-    const phone = await browser.newContext({ viewport: { width: 360, height: 740 } })
+    const phone = await chromium.browser().newContext({ viewport: { width: 360, height: 740 } })
     try {
       await phone.addCookies(await page.context().cookies())
       const small = await phone.newPage()

@@ -3,12 +3,12 @@
  * an axe-core check of every page. What a page spends is read back through the API with a key of
  * the same account, and through the operator's reveal ledger.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Operators } from "@dropshelf/core"
 import { seedEntries } from "../../cli/src/Seed.ts"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
+import { expectAccessible, launchChromium, missingChromium as missing, suiteBrowser } from "./browser.ts"
 import { addListings, call, listing, memoryAdapter, newId, type Running, start } from "./harness.ts"
 import { accountWithLink } from "./accountSupport.ts"
 
@@ -16,38 +16,18 @@ const DAY = 86_400_000
 
 describe.skipIf(missing !== undefined)(`the account area's directory in headless Chromium${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let server: Running
-  let browser: Browser
-  let context: BrowserContext | undefined
-  const errors: Array<string> = []
+  const chromium = suiteBrowser()
+  const { errors } = chromium
 
   beforeAll(async () => {
     server = await start(memoryAdapter)
-    browser = await launchChromium()
   }, 60_000)
-  afterEach(async () => {
-    await context?.close()
-    context = undefined
-    errors.length = 0
-  })
   afterAll(async () => {
-    await browser?.close()
     await server?.close()
   })
 
-  const open = async (options: { readonly javaScriptEnabled?: boolean } = {}) => {
-    context = await browser.newContext({ javaScriptEnabled: options.javaScriptEnabled ?? true, viewport: { width: 1280, height: 900 } })
-    const page = await context.newPage()
-    page.on("pageerror", (error) => errors.push(error.message))
-    page.on("dialog", (dialog) => {
-      errors.push(`dialog: ${dialog.message()}`)
-      void dialog.dismiss()
-    })
-    // A refusal's status (404, 402) is not a fault; a CSP violation is.
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text())
-    })
-    return page
-  }
+  const open = (options: { readonly javaScriptEnabled?: boolean } = {}) =>
+    chromium.open({ javaScriptEnabled: options.javaScriptEnabled ?? true, viewport: { width: 1280, height: 900 } })
 
   /** A person on `plan` signed in in `page`, and a key of the same account. */
   const signedIn = async (page: Page, plan: "free" | "pro" | "business", name: string) => {
@@ -236,7 +216,7 @@ describe.skipIf(missing !== undefined)(`the account area's directory in headless
 
     // Page scripts cannot run here, axe's included: the same pages, in the same session, are
     // checked in a phone-sized browser that runs them.
-    const phone = await browser.newContext({ viewport: { width: 360, height: 740 } })
+    const phone = await chromium.browser().newContext({ viewport: { width: 360, height: 740 } })
     try {
       await phone.addCookies(await page.context().cookies())
       const small = await phone.newPage()

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Operators } from "@dropshelf/core"
 import { addListings, call, listing, memoryAdapter, type Running, start } from "./harness.ts"
-import { accountWithLink, csrfOf, send, signIn } from "./accountSupport.ts"
+import { accountWithLink, csrfOf, expectAccountPageHeaders, send, signIn } from "./accountSupport.ts"
 
 /*
  * The directory for a signed-in person over HTTP, as a browser sends it: refusals of a filter
@@ -172,14 +172,7 @@ describe("the account area's directory over HTTP", () => {
     await addListings(server, [row])
     for (const path of ["/account/directory", "/account/directory?limit=x", `/account/directory/${row.id}`, `/account/directory/${row.id}/reveal`]) {
       const answer = await send(server, "GET", path, { session })
-      expect(answer.headers.get("content-type"), path).toBe("text/html; charset=utf-8")
-      expect(answer.headers.get("content-security-policy")).toBe(
-        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-      )
-      expect(answer.headers.get("referrer-policy")).toBe("no-referrer")
-      expect(answer.headers.get("x-content-type-options")).toBe("nosniff")
-      expect(answer.headers.get("cache-control")).toBe("no-store")
-      expect(answer.text).not.toMatch(/<script>|<script [^>]*>[^<]|\son[a-z]+=|style=/)
+      expectAccountPageHeaders(answer, path)
     }
   })
 

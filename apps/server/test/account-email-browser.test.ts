@@ -3,48 +3,30 @@
  * mail, follow its link, continue, signed in; sign in by email, also without JavaScript; the
  * 429 page; the pages of invitation-only and closed sign-up. axe-core checks every page.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core"
+import type { Page } from "playwright-core"
 import { Operators } from "@dropshelf/core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectAccessible, missingChromium as missing, suiteBrowser } from "./browser.ts"
 import { memoryAdapter, type Running, start, type StartOptions } from "./harness.ts"
 import { type SmtpSink, startSmtpSink } from "./smtpSink.ts"
 
 describe.skipIf(missing !== undefined)(`email sign-in and sign-up in headless Chromium${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let sink: SmtpSink
   let server: Running
-  let browser: Browser
-  let context: BrowserContext | undefined
   const others: Array<Running> = []
-  const errors: Array<string> = []
+  const chromium = suiteBrowser({ noErrorsAfterEach: true })
 
   beforeAll(async () => {
     sink = await startSmtpSink()
     server = await start(memoryAdapter, { mail: { smtpUrl: sink.url, from: "no-reply@dropshelf.test" }, signUp: "open" })
-    browser = await launchChromium()
   }, 60_000)
-  afterEach(async () => {
-    await context?.close()
-    context = undefined
-    expect(errors).toEqual([])
-    errors.length = 0
-  })
   afterAll(async () => {
-    await browser?.close()
     for (const other of [server, ...others]) await other?.close()
     await sink?.close()
   })
 
-  const open = async (options: { readonly javaScriptEnabled?: boolean } = {}) => {
-    context = await browser.newContext({ javaScriptEnabled: options.javaScriptEnabled ?? true, viewport: { width: 1280, height: 900 } })
-    const page = await context.newPage()
-    page.on("pageerror", (error) => errors.push(error.message))
-    // A refusal's status (the 429) and the favicon's 404 are not faults; a CSP violation is.
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text())
-    })
-    return page
-  }
+  const open = (options: { readonly javaScriptEnabled?: boolean } = {}) =>
+    chromium.open({ javaScriptEnabled: options.javaScriptEnabled ?? true, viewport: { width: 1280, height: 900 } })
 
   const heading = (page: Page, name: string) => page.getByRole("heading", { level: 1, name }).waitFor()
 

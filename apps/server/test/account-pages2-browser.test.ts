@@ -3,9 +3,9 @@
  * one flow per page, role locators, an axe-core check of every page, and the API agreeing with
  * what the page did. Where no Chromium is installed the suite is skipped and says why.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
+import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectAccessible, missingChromium as missing, suiteBrowser } from "./browser.ts"
 import { Operators } from "@dropshelf/core"
 import { addListings, call, listing, memoryAdapter, newId, type Running, start } from "./harness.ts"
 import { accountWithKey, apiHolds, heldThroughApi, revealedListing } from "./accountApiSupport.ts"
@@ -13,39 +13,20 @@ import { eventually, receiver } from "./receiver.ts"
 
 describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watches and security pages in headless Chromium${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let server: Running
-  let browser: Browser
-  let context: BrowserContext | undefined
-  /** Console errors (a CSP violation among them) and uncaught exceptions, per test. */
-  const errors: Array<string> = []
+  const chromium = suiteBrowser()
+  const { errors } = chromium
 
   beforeAll(async () => {
     server = await start(memoryAdapter, { watchWorker: true })
-    browser = await launchChromium()
   }, 60_000)
-  afterEach(async () => {
-    await context?.close()
-    context = undefined
-    errors.length = 0
-  })
   afterAll(async () => {
-    await browser?.close()
     await server?.close()
   })
 
   /** A signed-in page of a fresh account on `plan`, and the account's API key. */
   const signedIn = async (plan: "free" | "pro" | "business", name: string, options: { readonly javaScriptEnabled?: boolean } = {}) => {
     const person = await accountWithKey(server, plan, name)
-    context = await browser.newContext({ javaScriptEnabled: options.javaScriptEnabled ?? true })
-    const page = await context.newPage()
-    page.on("pageerror", (error) => errors.push(error.message))
-    page.on("dialog", (dialog) => {
-      errors.push(`a dialog opened: ${dialog.message()}`)
-      void dialog.dismiss()
-    })
-    // A refusal's status (a 400) is not a fault; a CSP violation is.
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text())
-    })
+    const page = await chromium.open({ javaScriptEnabled: options.javaScriptEnabled ?? true })
     await page.goto(person.url)
     await page.getByRole("button", { name: "Continue" }).click()
     await page.getByRole("heading", { level: 1, name: "Your account" }).waitFor()
@@ -80,7 +61,7 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
     expect(await page.locator("main").innerText()).toContain("1 of 3 holds running")
 
     // Page scripts cannot run without JavaScript, axe's included: the page is checked again with them.
-    const checked = await browser.newContext()
+    const checked = await chromium.browser().newContext()
     try {
       await checked.addCookies(await page.context().cookies())
       const again = await checked.newPage()
@@ -147,8 +128,7 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
   it("security: a key the operator made and the page revoked are in the log", async () => {
     const person = await accountWithKey(server, "pro", "browser-secure")
     const made = await server.run(Operators.Operators.use((operators) => operators.createKey(person.account.id, "from-cli")))
-    context = await browser.newContext()
-    const page = await context.newPage()
+    const page = await chromium.open()
     await page.goto(person.url)
     await page.getByRole("button", { name: "Continue" }).click()
     await page.getByRole("heading", { level: 1, name: "Your account" }).waitFor()
@@ -188,7 +168,7 @@ describe.skipIf(missing !== undefined)(`the account area's holds, reveals, watch
       })
       await addListings(server, [listing({ domain: `phone-${newId().toLowerCase()}.com`, tier: "open" })])
       expect(await eventually(() => hook.received.length >= 1)).toBe(true)
-      const phone = await browser.newContext({ viewport: { width: 360, height: 740 } })
+      const phone = await chromium.browser().newContext({ viewport: { width: 360, height: 740 } })
       try {
         await phone.addCookies(await page.context().cookies())
         const small = await phone.newPage()

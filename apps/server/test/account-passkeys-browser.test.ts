@@ -5,44 +5,30 @@
  * origin is refused; an axe-core check of every page. Pages are opened on `localhost`, since a
  * WebAuthn relying party is a domain, never an IP address. Skipped, saying why, without Chromium.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { expectAccessible, launchChromium, missingChromium as missing } from "./browser.ts"
+import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectAccessible, missingChromium as missing, suiteBrowser } from "./browser.ts"
 import { memoryAdapter, type Running, start } from "./harness.ts"
 import { accountWithLink } from "./accountSupport.ts"
 
 describe.skipIf(missing !== undefined)(`passkeys in headless Chromium${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let server: Running
-  let browser: Browser
   let base: string
-  let context: BrowserContext | undefined
-  /** Console errors (a CSP violation among them) and uncaught exceptions, per test. */
-  const errors: Array<string> = []
+  const chromium = suiteBrowser()
+  const { errors } = chromium
 
   beforeAll(async () => {
     server = await start(memoryAdapter)
     base = server.base.replace("127.0.0.1", "localhost")
-    browser = await launchChromium()
   }, 60_000)
-  afterEach(async () => {
-    await context?.close()
-    context = undefined
-    errors.length = 0
-  })
   afterAll(async () => {
-    await browser?.close()
     await server?.close()
   })
 
   /** A page with a virtual platform authenticator that verifies its user without asking. */
   const open = async (options: { readonly javaScriptEnabled?: boolean } = {}) => {
-    context = await browser.newContext({ javaScriptEnabled: options.javaScriptEnabled ?? true })
-    const page = await context.newPage()
-    page.on("pageerror", (error) => errors.push(error.message))
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text())
-    })
-    const cdp = await context.newCDPSession(page)
+    const page = await chromium.open({ javaScriptEnabled: options.javaScriptEnabled ?? true })
+    const cdp = await page.context().newCDPSession(page)
     await cdp.send("WebAuthn.enable")
     await cdp.send("WebAuthn.addVirtualAuthenticator", {
       options: {

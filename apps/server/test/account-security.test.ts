@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, memoryAdapter, type Running, start } from "./harness.ts"
-import { accountWithLink, csrfOf, linkFor, send, SESSION_COOKIE, sessionSet, signIn } from "./accountSupport.ts"
+import { accountWithLink, csrfOf, expectAccountPageHeaders, linkFor, send, SESSION_COOKIE, sessionSet, signIn } from "./accountSupport.ts"
 
 /*
  * The account area's security, from outside, over HTTP as a browser would send it: the session
@@ -145,14 +145,7 @@ describe("the account area's security", () => {
     for (const [path, options] of [["/signin", {}], ["/account", { session }], ["/account/keys", { session }]] as const) {
       const answer = await send(server, "GET", path, options)
       expect(answer.status, path).toBe(200)
-      expect(answer.headers.get("content-type")).toBe("text/html; charset=utf-8")
-      expect(answer.headers.get("content-security-policy")).toBe(
-        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-      )
-      expect(answer.headers.get("referrer-policy")).toBe("no-referrer")
-      expect(answer.headers.get("x-content-type-options")).toBe("nosniff")
-      expect(answer.headers.get("cache-control")).toBe("no-store")
-      expect(answer.text).not.toMatch(/<script>|<script [^>]*>[^<]|\son[a-z]+=|style=/)
+      expectAccountPageHeaders(answer, path)
     }
   })
 

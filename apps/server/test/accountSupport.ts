@@ -1,4 +1,5 @@
 import { Clock, Effect } from "effect"
+import { expect } from "vitest"
 import { Operators, type Plan, Sessions } from "@dropshelf/core"
 import type { Running } from "./harness.ts"
 
@@ -37,6 +38,18 @@ export interface Answer {
   readonly headers: Headers
   readonly text: string
   readonly setCookies: ReadonlyArray<string>
+}
+
+/** What every account page is sent with: HTML, the strict policy and headers, and no inline script or style. */
+export const expectAccountPageHeaders = (answer: Answer, path: string) => {
+  expect(answer.headers.get("content-type"), path).toBe("text/html; charset=utf-8")
+  expect(answer.headers.get("content-security-policy")).toBe(
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+  )
+  expect(answer.headers.get("referrer-policy")).toBe("no-referrer")
+  expect(answer.headers.get("x-content-type-options")).toBe("nosniff")
+  expect(answer.headers.get("cache-control")).toBe("no-store")
+  expect(answer.text).not.toMatch(/<script>|<script [^>]*>[^<]|\son[a-z]+=|style=/)
 }
 
 /**

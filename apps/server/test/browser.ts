@@ -4,8 +4,8 @@
  */
 import { existsSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import type { Browser, Page } from "playwright-core"
-import { expect } from "vitest"
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from "playwright-core"
+import { afterAll, afterEach, beforeAll, expect } from "vitest"
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 
@@ -21,6 +21,46 @@ export const launchChromium = async (): Promise<Browser> => {
     executablePath: CHROMIUM,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
   })
+}
+
+/**
+ * Chromium for one suite: launched before its tests, closed after them. `open` gives a page in a
+ * fresh context, closed after each test, whose faults are recorded in `errors`: an uncaught
+ * exception, a dialog, a console error (a CSP violation among them). A refused request's status,
+ * which the console reports as a failed load, is not a fault. With `noErrorsAfterEach`, every
+ * test must end with none.
+ */
+export const suiteBrowser = (options: { readonly noErrorsAfterEach?: boolean } = {}) => {
+  let browser: Browser | undefined
+  let context: BrowserContext | undefined
+  const errors: Array<string> = []
+  beforeAll(async () => {
+    browser = await launchChromium()
+  }, 60_000)
+  afterEach(async () => {
+    await context?.close()
+    context = undefined
+    if (options.noErrorsAfterEach === true) expect(errors).toEqual([])
+    errors.length = 0
+  })
+  afterAll(async () => {
+    await browser?.close()
+  })
+  const open = async (contextOptions: BrowserContextOptions = {}): Promise<Page> => {
+    context = await browser!.newContext(contextOptions)
+    const page = await context.newPage()
+    page.on("pageerror", (error) => errors.push(error.message))
+    page.on("dialog", (dialog) => {
+      errors.push(`a dialog opened: ${dialog.message()}`)
+      void dialog.dismiss()
+    })
+    page.on("console", (message) => {
+      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text())
+    })
+    return page
+  }
+  /** The browser itself, for a context a test manages alone (a phone beside the page under test). */
+  return { open, errors, browser: () => browser! }
 }
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
