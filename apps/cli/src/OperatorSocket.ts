@@ -93,6 +93,11 @@ export class OperatorRpcs extends RpcGroup.make(
     error: Schema.Union([Errors.AccountNotFound, Errors.KeyLimitReached])
   }),
   Rpc.make("RevokeKey", { payload: { prefix: Schema.String }, success: Record, error: Errors.KeyNotFound }),
+  Rpc.make("ConnectApplication", {
+    payload: { accountId: Schema.String, application: Record },
+    success: Record,
+    error: Schema.Union([Errors.AccountNotFound, Errors.KeyLimitReached])
+  }),
   Rpc.make("UpsertListings", {
     payload: { batch: Schema.Array(Record) },
     success: Schema.Struct({ inserted: Schema.Number, updated: Schema.Number })
@@ -105,7 +110,7 @@ export class OperatorRpcs extends RpcGroup.make(
   Rpc.make("RotateKey", {
     payload: { prefix: Schema.String, graceMs: Schema.Number, lifetimeMs: Schema.optional(Schema.Number) },
     success: Record,
-    error: Schema.Union([Errors.KeyNotFound, Errors.KeyLimitReached])
+    error: Schema.Union([Errors.KeyNotFound, Errors.KeyLimitReached, Errors.InvalidRequest])
   }),
   Rpc.make("ListAccounts", { payload: Page, success: Record }),
   Rpc.make("ShowAccount", { payload: { accountId: Schema.String }, success: Record, error: Errors.AccountNotFound }),
@@ -199,6 +204,8 @@ export const layerServer = (
       IssueSignInLink: ({ accountId }) => operators.issueSignInLink(accountId),
       CreateKey: ({ accountId, lifetimeMs, name }) => operators.createKey(accountId, name, lifetimeMs),
       RevokeKey: ({ prefix }) => operators.revokeKey(prefix),
+      ConnectApplication: ({ accountId, application }) =>
+        operators.connectApplication(accountId, application as unknown as KeyStore.Application),
       UpsertListings: ({ batch }) => operators.upsertListings(batch as ReadonlyArray<ListingStore.ListingInput>),
       Delist: ({ ids, reason }) => operators.delist(ids as ReadonlyArray<Ids.ListingId>, reason),
       BackfillMasks: () => operators.backfillMasks,
@@ -301,6 +308,11 @@ export const layerClient = (path: string, holder: string): Layer.Layer<Operators
           ),
         revokeKey: (prefix) =>
           client.RevokeKey({ prefix }).pipe(
+            Effect.map((record) => record as KeyStore.KeyRecord),
+            Effect.catchTag("RpcClientError", onLost)
+          ),
+        connectApplication: (accountId, application) =>
+          client.ConnectApplication({ accountId, application: { ...application } }).pipe(
             Effect.map((record) => record as KeyStore.KeyRecord),
             Effect.catchTag("RpcClientError", onLost)
           ),

@@ -61,6 +61,8 @@ export const SinceHorizonDays = Context.Reference<number>("@dropshelf/core/Since
 export class Directory extends Context.Service<Directory, {
   /** Resolves a bearer secret to a caller; the plan is read afresh on every call. */
   readonly authenticate: (secret: string | undefined) => Effect.Effect<KeyCaller, Unauthorized>
+  /** Resolves a connected application's grant (its token's `grantId`) to the caller its key is, while live. */
+  readonly authenticateGrant: (grantId: string) => Effect.Effect<KeyCaller, Unauthorized>
   readonly me: (caller: KeyCaller, rate: RateDecision) => Effect.Effect<MeView>
   /**
    * A page of listings as this caller reads them: each record with what this caller is told of
@@ -138,6 +140,7 @@ export class Directory extends Context.Service<Directory, {
       const writes = yield* IdempotentWrites.make(yield* IdempotencyWait, { end, extend, hold, reveal })
       return Directory.of({
         authenticate: account.authenticate,
+        authenticateGrant: account.authenticateGrant,
         me: account.me,
         list: listings.list,
         get: listings.get,

@@ -1,12 +1,12 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
-import { digestOf, generateSecret, prefixOf } from "./domain/ApiKey.ts"
+import { APPLICATION_PREFIX, digestOf, generateSecret, KEY_MARKER, prefixOf } from "./domain/ApiKey.ts"
 import { makeIssueSignInLink, type SignInLink } from "./accounts/Sessions.ts"
 import * as Email from "./domain/Email.ts"
 import {
   AccountNotFound,
   type EmailTaken,
-  type InvalidRequest,
+  InvalidRequest,
   type KeyLimitReached,
   KeyNotFound,
   ListingNotFound
@@ -22,7 +22,8 @@ import { keyDetail } from "./domain/SecurityEvent.ts"
 import { type Instant, monthOf } from "./domain/Time.ts"
 import { type AccountRecord, AccountStore } from "./ports/AccountStore.ts"
 import { HoldStore } from "./ports/HoldStore.ts"
-import { type KeyRecord, KeyStore } from "./ports/KeyStore.ts"
+import { AuthorizationStore } from "./ports/AuthorizationStore.ts"
+import { type Application, type KeyRecord, KeyStore } from "./ports/KeyStore.ts"
 import { type ListingInput, ListingStore, type UpsertResult } from "./ports/ListingStore.ts"
 import { RevealStore } from "./ports/RevealStore.ts"
 import { SecurityLogStore } from "./ports/SecurityLogStore.ts"
@@ -88,7 +89,13 @@ export class Operators extends Context.Service<Operators, {
     name: string,
     lifetimeMs?: KeyLifetime
   ) => Effect.Effect<{ readonly secret: string; readonly key: KeyRecord }, AccountNotFound | KeyLimitReached>
+  /** Revokes the key; a connected application's key takes its grant's tokens with it. */
   readonly revokeKey: (prefix: string) => Effect.Effect<KeyRecord, KeyNotFound>
+  /**
+   * A key for an application the account's person connected by signing in (an OAuth grant),
+   * under the same live-key ceiling as API keys; revoked like any key.
+   */
+  readonly connectApplication: (accountId: string, application: Application) => Effect.Effect<KeyRecord, AccountNotFound | KeyLimitReached>
   /**
    * A successor for the live key `prefix` (same account and name, `lifetimeMs` as at creation),
    * and the old key expiring `graceMs` from now (or sooner, if it already did).
@@ -99,7 +106,7 @@ export class Operators extends Context.Service<Operators, {
     lifetimeMs?: KeyLifetime
   ) => Effect.Effect<
     { readonly secret: string; readonly key: KeyRecord; readonly retired: KeyRecord },
-    KeyNotFound | KeyLimitReached
+    KeyNotFound | KeyLimitReached | InvalidRequest
   >
   readonly upsertListings: (batch: ReadonlyArray<ListingInput>) => Effect.Effect<UpsertResult>
   readonly delist: (ids: ReadonlyArray<ListingId>, reason: DelistReason) => Effect.Effect<ReadonlyArray<ListingId>>
@@ -133,6 +140,7 @@ export class Operators extends Context.Service<Operators, {
       const random = yield* SecureRandom.SecureRandom
       const watches = yield* WatchStore
       const securityLog = yield* SecurityLogStore
+      const authorizations = yield* AuthorizationStore
       const issueSignInLink = yield* makeIssueSignInLink
 
       const createAccount = Effect.fn("Operators.createAccount")(function*(name: string, plan: StoredPlan, email?: string) {
@@ -168,13 +176,39 @@ export class Operators extends Context.Service<Operators, {
       const revokeKey = Effect.fn("Operators.revokeKey")(function*(prefix: string) {
         const at = yield* Clock.currentTimeMillis
         const key = yield* keys.revoke(prefix, at)
+        if (key.application) yield* authorizations.revokeGrant(key.application.grantId)
         yield* securityLog.record({ accountId: key.accountId, kind: "key.revoked", at, detail: keyDetail(key) })
+        return key
+      })
+
+      const connectApplication = Effect.fn("Operators.connectApplication")(function*(accountId: string, application: Application) {
+        const account = yield* accounts.find(accountId)
+        if (account === undefined) return yield* new AccountNotFound({ accountId })
+        const at = yield* Clock.currentTimeMillis
+        const secret = yield* generateSecret.pipe(Effect.provideService(SecureRandom.SecureRandom, random))
+        const key = yield* keys.create({
+          name: application.clientName,
+          // Told apart from API keys at a glance; the random part is the same length.
+          prefix: APPLICATION_PREFIX + prefixOf(secret).slice(KEY_MARKER.length),
+          digest: yield* digestOf(application.grantId).pipe(Effect.provideService(Digest.Digest, digest)),
+          application,
+          accountId,
+          liveLimit: effectivePlan(account.plan).liveKeys,
+          at
+        })
+        yield* securityLog.record({ accountId, kind: "key.created", at, detail: keyDetail(key) })
         return key
       })
 
       const rotateKey = Effect.fn("Operators.rotateKey")(function*(prefix: string, graceMs: number, lifetimeMs?: KeyLifetime) {
         const found = yield* keys.findByPrefix(prefix)
         if (found === undefined) return yield* new KeyNotFound({ prefix })
+        if (found.key.application) {
+          return yield* new InvalidRequest({
+            parameter: "prefix",
+            message: `${prefix} is a connected application's access, which has no secret to rotate; revoke it and connect the application again`
+          })
+        }
         const at = yield* Clock.currentTimeMillis
         const { fields, secret } = yield* newKey(found.key.name, lifetimeMs === undefined ? null : at + lifetimeMs)
         const rotated = yield* keys.rotate({
@@ -278,6 +312,7 @@ export class Operators extends Context.Service<Operators, {
         issueSignInLink,
         createKey,
         revokeKey,
+        connectApplication,
         rotateKey,
         upsertListings: listings.upsert,
         delist: listings.delist,

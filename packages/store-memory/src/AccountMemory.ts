@@ -67,7 +67,8 @@ export const makeAccountsAndKeys = Effect.sync(() => {
       createdAt: at,
       lastUsedAt: null,
       revokedAt: null,
-      expiresAt: fields.expiresAt ?? null
+      expiresAt: fields.expiresAt ?? null,
+      application: fields.application ?? null
     }
     keys.set(key.id, key)
     return key

@@ -1,6 +1,7 @@
 import {
   AccountArea,
   AccountStore,
+  AuthorizationStore,
   AvailabilityCheck,
   Cursor,
   Directory,
@@ -27,6 +28,7 @@ import { makeHoldStore } from "./HoldMemory.ts"
 import { makeIdempotencyStore } from "./IdempotencyMemory.ts"
 import { makeListingStore } from "./ListingMemory.ts"
 import { makeRevealStore } from "./RevealMemory.ts"
+import * as AuthorizationMemory from "./AuthorizationMemory.ts"
 import * as PasskeyMemory from "./PasskeyMemory.ts"
 import * as SecurityLogMemory from "./SecurityLogMemory.ts"
 import * as SessionMemory from "./SessionMemory.ts"
@@ -66,7 +68,8 @@ export const layerStores = Layer.effectContext(
       Context.add(KeyStore.KeyStore, keyStore),
       Context.add(SessionStore.SessionStore, SessionMemory.make((id) => planOf(id) !== undefined)),
       Context.add(SecurityLogStore.SecurityLogStore, SecurityLogMemory.make()),
-      Context.add(PasskeyStore.PasskeyStore, PasskeyMemory.make())
+      Context.add(PasskeyStore.PasskeyStore, PasskeyMemory.make()),
+      Context.add(AuthorizationStore.AuthorizationStore, AuthorizationMemory.make())
     )
   })
 )

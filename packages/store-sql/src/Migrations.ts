@@ -514,6 +514,30 @@ const securityEvents = statements(
   `CREATE INDEX security_events_by_account ON security_events (account_id, id DESC)`
 )
 
+/*
+ * 0021: connected applications. A key that is an OAuth grant carries its application (client,
+ * grant id, scopes) as JSON; the authorization server's documents (clients, interactions, codes,
+ * tokens, grants) live in one table, each found by kind and id, a grant's all by its id.
+ */
+const authorizations = statements(
+  `ALTER TABLE api_keys ADD COLUMN application jsonb`,
+  `CREATE TABLE authorization_documents (
+    kind text NOT NULL,
+    id text NOT NULL,
+    payload jsonb NOT NULL,
+    grant_id text,
+    uid text,
+    user_code text,
+    expires_at timestamptz,
+    consumed_at timestamptz,
+    PRIMARY KEY (kind, id)
+  )`,
+  `CREATE INDEX authorization_documents_by_grant ON authorization_documents (grant_id) WHERE grant_id IS NOT NULL`,
+  `CREATE INDEX authorization_documents_by_uid ON authorization_documents (kind, uid) WHERE uid IS NOT NULL`,
+  `CREATE INDEX authorization_documents_by_user_code ON authorization_documents (kind, user_code) WHERE user_code IS NOT NULL`,
+  `CREATE INDEX authorization_documents_by_expiry ON authorization_documents (expires_at) WHERE expires_at IS NOT NULL`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -532,7 +556,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0016_account_email": accountEmail,
   "0017_sessions": sessions,
   "0019_passkeys": passkeys,
-  "0020_security_events": securityEvents
+  "0020_security_events": securityEvents,
+  "0021_authorizations": authorizations
 }
 
 const run = Migrator.make({})

@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { KeyLookups } from "./KeyLookups.ts"
 import { toAccount } from "./SqlAccountStore.ts"
-import { instant, instantOrNull, int, toDate } from "./Rows.ts"
+import { instant, instantOrNull, int, json, toDate } from "./Rows.ts"
 
 /*
  * API keys, stored only as the SHA-256 digest of the secret (computed by the core) and a
@@ -13,7 +13,7 @@ import { instant, instantOrNull, int, toDate } from "./Rows.ts"
 
 type Row = Record<string, unknown>
 
-const KEY_COLUMNS = "id, account_id, name, prefix, digest, created_at, last_used_at, revoked_at, expires_at"
+const KEY_COLUMNS = "id, account_id, name, prefix, digest, created_at, last_used_at, revoked_at, expires_at, application"
 
 const toKey = (row: Row): KeyStore.KeyRecord => ({
   id: row.id as Ids.KeyId,
@@ -24,7 +24,8 @@ const toKey = (row: Row): KeyStore.KeyRecord => ({
   createdAt: instant(row.created_at),
   lastUsedAt: instantOrNull(row.last_used_at),
   revokedAt: instantOrNull(row.revoked_at),
-  expiresAt: instantOrNull(row.expires_at)
+  expiresAt: instantOrNull(row.expires_at),
+  application: row.application === null || row.application === undefined ? null : json(row.application) as KeyStore.Application
 })
 
 /** Signals a full account inside the transaction, which then rolls back. */
@@ -49,10 +50,11 @@ export const make = Effect.gen(function*() {
         AND (expires_at IS NULL OR expires_at > ${toDate(at)})`.pipe(Effect.map((rows) => int(rows[0]!.live)))
 
   const insert = (accountId: string, fields: KeyStore.NewKey, at: Time.Instant) =>
-    sql<Row>`INSERT INTO api_keys (id, account_id, name, prefix, digest, created_at, expires_at)
+    sql<Row>`INSERT INTO api_keys (id, account_id, name, prefix, digest, created_at, expires_at, application)
       VALUES (${`key_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`}, ${accountId}, ${fields.name},
         ${fields.prefix}, ${fields.digest}, ${toDate(at)},
-        ${fields.expiresAt === undefined || fields.expiresAt === null ? null : toDate(fields.expiresAt)})
+        ${fields.expiresAt === undefined || fields.expiresAt === null ? null : toDate(fields.expiresAt)},
+        ${fields.application ? JSON.stringify(fields.application) : null})
       RETURNING ${columns}`.pipe(Effect.map((rows) => toKey(rows[0]!)))
 
   const create = (request: KeyStore.NewKey & {
@@ -112,7 +114,7 @@ export const make = Effect.gen(function*() {
 
   const lookUp = (digest: string) =>
     sql<Row>`SELECT k.id, k.account_id, k.name, k.prefix, k.digest, k.created_at, k.last_used_at, k.revoked_at,
-        k.expires_at, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.created_at AS a_created_at, a.email AS a_email
+        k.expires_at, k.application, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.created_at AS a_created_at, a.email AS a_email
       FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.digest = ${digest}`.pipe(
       Effect.map((rows) => (rows[0] === undefined ? undefined : { key: toKey(rows[0]), account: toAccount(rows[0], "a_") })),
@@ -149,7 +151,7 @@ export const make = Effect.gen(function*() {
 
   const findByPrefix = (prefix: string) =>
     sql<Row>`SELECT k.id, k.account_id, k.name, k.prefix, k.digest, k.created_at, k.last_used_at, k.revoked_at,
-        k.expires_at, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.created_at AS a_created_at, a.email AS a_email
+        k.expires_at, k.application, a.id AS a_id, a.name AS a_name, a.plan AS a_plan, a.created_at AS a_created_at, a.email AS a_email
       FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.prefix = ${prefix}`.pipe(
       Effect.map((rows) => (rows[0] === undefined ? undefined : { key: toKey(rows[0]), account: toAccount(rows[0], "a_") })),

@@ -5,6 +5,7 @@ import {
   KeyStore,
   ListingStore,
   PasskeyStore,
+  AuthorizationStore,
   RevealStore,
   SecurityLogStore,
   SessionStore,
@@ -26,6 +27,7 @@ import * as SqlIdempotencyStore from "./SqlIdempotencyStore.ts"
 import * as SqlKeyStore from "./SqlKeyStore.ts"
 import * as SqlListingStore from "./SqlListingStore.ts"
 import * as SqlRevealStore from "./SqlRevealStore.ts"
+import * as SqlAuthorizationStore from "./SqlAuthorizationStore.ts"
 import * as SqlPasskeyStore from "./SqlPasskeyStore.ts"
 import * as SqlSecurityLogStore from "./SqlSecurityLogStore.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
@@ -58,6 +60,7 @@ export type Stores =
   | SessionStore.SessionStore
   | PasskeyStore.PasskeyStore
   | SecurityLogStore.SecurityLogStore
+  | AuthorizationStore.AuthorizationStore
 
 /** What every deployment layer provides: every storage port and the SqlClient they run on. */
 export type Services = Stores | SqlClient.SqlClient
@@ -79,7 +82,8 @@ export const layerStores: Layer.Layer<Stores | KeyLookups, never, SqlClient.SqlC
   SqlWatchStore.layer,
   SqlSessionStore.layer,
   SqlSecurityLogStore.layer,
-  SqlPasskeyStore.layer
+  SqlPasskeyStore.layer,
+  SqlAuthorizationStore.layer
 ).pipe(Layer.provideMerge(KeyLookups.layer))
 
 /**

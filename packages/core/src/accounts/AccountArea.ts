@@ -57,7 +57,7 @@ export class AccountArea extends Context.Service<AccountArea, {
     keyId: string
   ) => Effect.Effect<
     { readonly secret: string; readonly key: KeyRecord; readonly retired: KeyRecord },
-    KeyNotFound | KeyLimitReached
+    KeyNotFound | KeyLimitReached | InvalidRequest
   >
 }>()("@dropshelf/core/AccountArea") {
   static readonly layer = Layer.effect(

@@ -57,10 +57,14 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
     if (format === "current" && !hasValidChecksum(secret)) {
       return yield* new Unauthorized({ message: "The API key is malformed: its checksum does not match; copy the whole key again" })
     }
-    const found = yield* keys.findByDigest(yield* digest(secret))
+    return yield* liveKey(yield* digest(secret), notKnown)
+  }, useCase("Directory.authenticate"))
+
+  const liveKey = Effect.fnUntraced(function*(keyDigest: string, refusal: () => Unauthorized) {
+    const found = yield* keys.findByDigest(keyDigest)
     const now = yield* Clock.currentTimeMillis
     // An expired key reads as revoked, and stays so: an expiry is only ever brought forward.
-    if (found === undefined || !isLiveAt(found.key, now)) return yield* notKnown()
+    if (found === undefined || !isLiveAt(found.key, now)) return yield* refusal()
     const due = found.key.lastUsedAt === null || now - found.key.lastUsedAt >= KEY_TOUCH_INTERVAL_MS
     if (due) yield* keys.touch(found.key.id, now)
     return {
@@ -68,7 +72,14 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
       plan: effectivePlan(found.account.plan),
       key: due ? { ...found.key, lastUsedAt: now } : found.key
     } satisfies KeyCaller
-  }, useCase("Directory.authenticate"))
+  })
+
+  /** The caller a connected application's token speaks for: its grant's key, while live. */
+  const authenticateGrant = Effect.fnUntraced(function*(grantId: string) {
+    const disconnected = () =>
+      new Unauthorized({ message: "This application's access has been revoked or has expired; connect it again" })
+    return yield* liveKey(yield* digest(grantId), disconnected)
+  }, useCase("Directory.authenticateGrant"))
 
   const me = Effect.fnUntraced(function*(caller: KeyCaller, rate: RateDecision) {
     const now = yield* Clock.currentTimeMillis
@@ -93,5 +104,5 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
     } satisfies MeView
   }, useCase("Directory.me"))
 
-  return { authenticate, me }
+  return { authenticate, authenticateGrant, me }
 })

@@ -13,6 +13,8 @@ import { Digest, SecureRandom } from "effect/crypto"
 
 /** Every key issued starts with this, so a leaked one is easy to recognise and to scan for. */
 export const KEY_MARKER = "dsk_"
+/** The start of a connected application's key prefix: it has no secret of this shape (its grant is the secret). */
+export const APPLICATION_PREFIX = "app_"
 /** The start of a key of the earlier format, which carries no checksum. */
 export const LEGACY_KEY_MARKER = "ds_live_"
 

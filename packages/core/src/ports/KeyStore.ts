@@ -2,8 +2,21 @@ import { Context, type Effect } from "effect"
 import type { KeyLimitReached, KeyNotFound } from "../domain/errors.ts"
 import type { KeyId } from "../domain/Ids.ts"
 import type { KeysetRequest } from "../domain/Keyset.ts"
+import type { Scope } from "../domain/Scope.ts"
 import type { Instant } from "../domain/Time.ts"
 import type { AccountRecord } from "./AccountStore.ts"
+
+/**
+ * A key that is an OAuth grant: an application a person connected by signing in. Its secret is
+ * the grant's id, which only the authorization server holds; its tokens are what the
+ * application sends.
+ */
+export interface Application {
+  readonly clientId: string
+  readonly clientName: string
+  readonly grantId: string
+  readonly scopes: ReadonlyArray<Scope>
+}
 
 export interface KeyRecord {
   /** `key_` and letters or digits: never a name the rate limiter counts anything else under. */
@@ -19,6 +32,8 @@ export interface KeyRecord {
   readonly revokedAt: Instant | null
   /** From this instant on the key reads as revoked; `null`: it never expires. */
   readonly expiresAt: Instant | null
+  /** Set when the key is a connected application's grant; absent or `null` for an API key. */
+  readonly application?: Application | null | undefined
 }
 
 /** A new key's fields, computed by the core: the secret itself never reaches a store. */
@@ -28,6 +43,7 @@ export interface NewKey {
   readonly digest: string
   /** Absent or `null`: never expires. */
   readonly expiresAt?: Instant | null | undefined
+  readonly application?: Application | null | undefined
 }
 
 export class KeyStore extends Context.Service<KeyStore, {

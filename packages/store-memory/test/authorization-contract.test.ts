@@ -1,0 +1,4 @@
+import { AuthorizationContract } from "@dropshelf/core/testing"
+import { StoreMemory } from "@dropshelf/store-memory"
+
+AuthorizationContract.suite("memory", StoreMemory.layerStores)
