@@ -94,7 +94,7 @@ export class OperatorRpcs extends RpcGroup.make(
   }),
   Rpc.make("RevokeKey", { payload: { prefix: Schema.String }, success: Record, error: Errors.KeyNotFound }),
   Rpc.make("ConnectApplication", {
-    payload: { accountId: Schema.String, application: Record },
+    payload: { accountId: Schema.String, application: Record, expiresAt: Schema.NullOr(Schema.Number) },
     success: Record,
     error: Schema.Union([Errors.AccountNotFound, Errors.KeyLimitReached])
   }),
@@ -204,8 +204,8 @@ export const layerServer = (
       IssueSignInLink: ({ accountId }) => operators.issueSignInLink(accountId),
       CreateKey: ({ accountId, lifetimeMs, name }) => operators.createKey(accountId, name, lifetimeMs),
       RevokeKey: ({ prefix }) => operators.revokeKey(prefix),
-      ConnectApplication: ({ accountId, application }) =>
-        operators.connectApplication(accountId, application as unknown as KeyStore.Application),
+      ConnectApplication: ({ accountId, application, expiresAt }) =>
+        operators.connectApplication(accountId, application as unknown as KeyStore.Application, expiresAt),
       UpsertListings: ({ batch }) => operators.upsertListings(batch as ReadonlyArray<ListingStore.ListingInput>),
       Delist: ({ ids, reason }) => operators.delist(ids as ReadonlyArray<Ids.ListingId>, reason),
       BackfillMasks: () => operators.backfillMasks,
@@ -311,8 +311,8 @@ export const layerClient = (path: string, holder: string): Layer.Layer<Operators
             Effect.map((record) => record as KeyStore.KeyRecord),
             Effect.catchTag("RpcClientError", onLost)
           ),
-        connectApplication: (accountId, application) =>
-          client.ConnectApplication({ accountId, application: { ...application } }).pipe(
+        connectApplication: (accountId, application, expiresAt) =>
+          client.ConnectApplication({ accountId, application: { ...application }, expiresAt }).pipe(
             Effect.map((record) => record as KeyStore.KeyRecord),
             Effect.catchTag("RpcClientError", onLost)
           ),

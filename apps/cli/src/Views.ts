@@ -25,7 +25,11 @@ export const keyView = (key: KeyStore.KeyRecord, now: number) => ({
   created_at: iso(key.createdAt),
   last_used_at: iso(key.lastUsedAt),
   revoked_at: iso(key.revokedAt),
-  expires_at: iso(key.expiresAt)
+  expires_at: iso(key.expiresAt),
+  // A connected application (an assistant signed in with OAuth): which, and what it may do.
+  application: key.application
+    ? { client_id: key.application.clientId, client_name: key.application.clientName, scopes: key.application.scopes }
+    : null
 })
 
 export const holdView = (hold: Hold.HoldRecord, now: number) => ({

@@ -8,9 +8,11 @@ import { gzipSync } from "node:zlib"
 import {
   type AccountArea,
   type AccountReveals,
+  type AuthorizationStore,
   Directory,
   type DirectoryArea,
   type EmailSignIn,
+  type Operators,
   type Passkeys,
   type RateLimiter,
   type SecurityLog,
@@ -40,6 +42,8 @@ import * as Health from "./http/Health.ts"
 import { ListingRendering } from "./http/ListingRendering.ts"
 import { DEFAULT_SNAPSHOT_DEADLINES, SnapshotDeadlines, streamedResponseOf } from "./http/SnapshotDeadlines.ts"
 import { MCP_PATH, McpRoute } from "./mcp/McpRoute.ts"
+import * as AuthorizationServer from "./oauth/AuthorizationServer.ts"
+import { mcpChallenge, OAUTH_PATHS, OAuthRoutes } from "./oauth/OAuthRoutes.ts"
 import { publicUrlFromEnv, upgradeUrlFromEnv, wholeNumberBetween } from "./Settings.ts"
 import * as Telemetry from "./Telemetry.ts"
 
@@ -95,6 +99,8 @@ export interface Options {
   readonly publicUrl?: string | undefined
   /** Where to upgrade a plan: every 402 carries it as `upgrade_url`, the account area links to it; default none. */
   readonly upgradeUrl?: string | undefined
+  /** OAuth client registrations one address may make in a minute; default 10. */
+  readonly oauthRegistrationsPerMinute?: number | undefined
 }
 
 /**
@@ -135,7 +141,8 @@ export const routes = Layer.mergeAll(
   SecurityRoutes,
   DirectoryRoutes,
   PasskeyRoutes,
-  EmailRoutes
+  EmailRoutes,
+  OAuthRoutes
 ).pipe(
   Layer.provide(HandlersLive),
   Layer.provide(RecordRoute.layer)
@@ -151,7 +158,8 @@ const OUTSIDE = {
   ...WATCHES_PATHS,
   ...SECURITY_PATHS,
   ...PASSKEY_PATHS,
-  ...EMAIL_PATHS
+  ...EMAIL_PATHS,
+  ...OAUTH_PATHS
 }
 
 /**
@@ -207,6 +215,8 @@ export type Served =
   | SecurityLog.SecurityLog
   | Passkeys.Passkeys
   | EmailSignIn.EmailSignIn
+  | Operators.Operators
+  | AuthorizationStore.AuthorizationStore
 
 /**
  * The REST server on Node's HTTP server, listening once the layer is built and shutting down
@@ -234,7 +244,9 @@ export const layer = (
         })
       )
       const admission = yield* Admission
-      const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, admission, OUTSIDE))).pipe(
+      const oauth = yield* AuthorizationServer.AuthorizationServer
+      const challenges = { [MCP_PATH]: mcpChallenge(oauth.issuer) }
+      const served = tracked(lifecycle, behindProxies(options.trustedProxies ?? [])(boundary(app, admission, OUTSIDE, challenges))).pipe(
         Effect.provideService(UpgradeUrl, options.upgradeUrl)
       )
       return Layer.effectDiscard(Effect.gen(function*() {
@@ -245,6 +257,13 @@ export const layer = (
     })
   ).pipe(
     Layer.provide(Layer.provideMerge(Admission.layer, AddressGate.layer(options.authFailuresPerMinute ?? DEFAULT_AUTH_FAILURES_PER_MINUTE))),
+    Layer.provide(Layer.provideMerge(
+      AuthorizationServer.layerAccessTokens,
+      AuthorizationServer.layer({
+        trustProxy: (options.trustedProxies ?? []).length > 0,
+        registrationsPerMinute: options.oauthRegistrationsPerMinute ?? AuthorizationServer.DEFAULT_REGISTRATIONS_PER_MINUTE
+      })
+    )),
     Layer.provide(AccessLog.layer(options.logger, options.logLevel)),
     Layer.provide(ListingRendering.layer(options.rememberListingJson ?? true)),
     Layer.provide(Layer.succeed(AccountSettings, { publicUrl: options.publicUrl, upgradeUrl: options.upgradeUrl })),

@@ -19,6 +19,7 @@ import {
   ListingStore,
   Masking,
   Operators,
+  type AuthorizationStore,
   type PasskeyStore,
   type RateLimiter,
   type RevealStore,
@@ -43,6 +44,7 @@ export type Ports =
   | SessionStore.SessionStore
   | SecurityLogStore.SecurityLogStore
   | PasskeyStore.PasskeyStore
+  | AuthorizationStore.AuthorizationStore
   | RateLimiter.RateLimiter
 
 /**
@@ -110,6 +112,8 @@ export interface StartOptions {
   readonly publicUrl?: string | undefined
   /** Where sign-in links are mailed (DROPSHELF_SMTP_URL, DROPSHELF_MAIL_FROM); default no mail. */
   readonly mail?: SmtpMail.MailSettings | undefined
+  /** OAuth client registrations per address and minute; default here: any number (every test is on 127.0.0.1). */
+  readonly oauthRegistrationsPerMinute?: number | undefined
   /** DROPSHELF_SIGNUP; default `invite`. */
   readonly signUp?: EmailSignIn.SignUpMode | undefined
   /**
@@ -175,7 +179,8 @@ export const start = async (adapter: Adapter, options: StartOptions = {}): Promi
     snapshotIdleTimeoutMs: options.snapshotIdleTimeoutMs,
     snapshotMaxMs: options.snapshotMaxMs,
     upgradeUrl: options.upgradeUrl,
-    publicUrl: options.publicUrl
+    publicUrl: options.publicUrl,
+    oauthRegistrationsPerMinute: options.oauthRegistrationsPerMinute ?? 1_000_000
   }).pipe(
     Layer.merge(options.watchWorker === true ? Watches.Watches.layerWorker : Layer.empty),
     Layer.provideMerge(core)

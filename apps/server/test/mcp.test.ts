@@ -176,7 +176,7 @@ describe("MCP endpoint", () => {
       for (const key of [undefined, "ds_live_notarealkeynotarealkeynotarealkey00", "garbage"]) {
         const response = await call(server, "POST", "/mcp", { body: initialize, headers, key })
         expect(response.status).toBe(401)
-        expect(response.headers.get("www-authenticate")).toBe("Bearer realm=\"dropshelf\"")
+        expect(response.headers.get("www-authenticate")).toMatch(/^Bearer realm="dropshelf", resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="read reveal hold watch"$/)
         expect(response.body.error.code).toBe("unauthorized")
         expect(response.body.error.message).toBeTypeOf("string")
         expect(response.headers.get("access-control-allow-origin")).toBe("*")

@@ -95,7 +95,11 @@ export class Operators extends Context.Service<Operators, {
    * A key for an application the account's person connected by signing in (an OAuth grant),
    * under the same live-key ceiling as API keys; revoked like any key.
    */
-  readonly connectApplication: (accountId: string, application: Application) => Effect.Effect<KeyRecord, AccountNotFound | KeyLimitReached>
+  readonly connectApplication: (
+    accountId: string,
+    application: Application,
+    expiresAt: Instant | null
+  ) => Effect.Effect<KeyRecord, AccountNotFound | KeyLimitReached>
   /**
    * A successor for the live key `prefix` (same account and name, `lifetimeMs` as at creation),
    * and the old key expiring `graceMs` from now (or sooner, if it already did).
@@ -181,7 +185,7 @@ export class Operators extends Context.Service<Operators, {
         return key
       })
 
-      const connectApplication = Effect.fn("Operators.connectApplication")(function*(accountId: string, application: Application) {
+      const connectApplication = Effect.fn("Operators.connectApplication")(function*(accountId: string, application: Application, expiresAt: Instant | null) {
         const account = yield* accounts.find(accountId)
         if (account === undefined) return yield* new AccountNotFound({ accountId })
         const at = yield* Clock.currentTimeMillis
@@ -192,6 +196,7 @@ export class Operators extends Context.Service<Operators, {
           prefix: APPLICATION_PREFIX + prefixOf(secret).slice(KEY_MARKER.length),
           digest: yield* digestOf(application.grantId).pipe(Effect.provideService(Digest.Digest, digest)),
           application,
+          expiresAt,
           accountId,
           liveLimit: effectivePlan(account.plan).liveKeys,
           at

@@ -1,7 +1,9 @@
 import { Clock, Context, Data, Effect, Layer, Option, Result } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { IpNetwork, NetAddress } from "effect/net"
-import { Directory, Errors, RateLimiter } from "@dropshelf/core"
+import { ApiKey, Directory, Errors, RateLimiter } from "@dropshelf/core"
+import { AccessTokens } from "./AccessTokens.ts"
+import { pathnameOf } from "./Refusals.ts"
 
 /*
  * Every path that reads a key (the REST key middleware, the boundary's answers given before a
@@ -87,6 +89,12 @@ export class AddressGate extends Context.Service<AddressGate, {
       Effect.gen(function*() {
         const directory = yield* Directory.Directory
         const limiter = yield* RateLimiter.RateLimiter
+        const tokens = yield* Effect.serviceOption(AccessTokens)
+        /** A key, or where the path takes them, an access token. */
+        const callerOf = (request: HttpServerRequest.HttpServerRequest, secret: string | undefined) =>
+          (secret !== undefined && tokens._tag === "Some" && !ApiKey.isWellFormedKey(secret)
+            ? tokens.value.callerAt(pathnameOf(request.url), secret)
+            : undefined) ?? directory.authenticate(secret)
         // Addresses over the ceiling and when their window turns: answered here, with no count
         // and no look-up. Another instance learns it from its own next refusal (the count is shared).
         const over = new Map<string, number>()
@@ -106,7 +114,7 @@ export class AddressGate extends Context.Service<AddressGate, {
               if (until > now) return yield* limited(until, now)
               over.delete(address)
             }
-            const authenticated = yield* Effect.result(directory.authenticate(secret))
+            const authenticated = yield* Effect.result(callerOf(request, secret))
             if (Result.isSuccess(authenticated)) return authenticated.success
             const count = yield* limiter.hit(addressCounter(address), failuresPerMinute)
             if (count.allowed) return yield* withoutScheme(authenticated.failure, secret, request.headers.authorization)

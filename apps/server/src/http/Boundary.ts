@@ -138,12 +138,14 @@ const isStreamProbe = (method: string, pathname: string) => method === "GET" && 
 
 /**
  * Wraps the router's handler with the conventions every response shares. `outside` names the
- * routes beyond the API definition and their methods, for 405 and `Allow`.
+ * routes beyond the API definition and their methods, for 405 and `Allow`; `challenges` the
+ * paths whose 401 names another `WWW-Authenticate` (`/mcp`, an OAuth protected resource).
  */
 export const boundary = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   admission: Admission["Service"],
-  outside: Readonly<Record<string, ReadonlyArray<string>>>
+  outside: Readonly<Record<string, ReadonlyArray<string>>>,
+  challenges: Readonly<Record<string, string>> = {}
 ) => {
   const table = routeTable(outside)
   const cors = HttpMiddleware.cors({
@@ -197,7 +199,7 @@ export const boundary = <E, R>(
       )
     }
     response = enveloped(response, pathname, exchange.requestId)
-    if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", WWW_AUTHENTICATE)
+    if (response.status === 401) response = HttpServerResponse.setHeader(response, "www-authenticate", challenges[pathname] ?? WWW_AUTHENTICATE)
     if (!abandoned && exchange.secret !== undefined && exchange.authenticated === undefined && isKeyed(pathname)) {
       response = yield* admission.settle(exchange, request, response, !isStreamProbe(method, pathname))
     }

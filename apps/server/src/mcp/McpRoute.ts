@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Context, Effect, Exit, Layer, Result, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Directory, Quote, type RateLimiter, Watches } from "@dropshelf/core"
+import { Directory, Quote, type RateLimiter, Scope, Watches } from "@dropshelf/core"
 import { API_VERSION } from "@dropshelf/api/Api"
 import type { ErrorFields } from "@dropshelf/api/ApiErrors"
 import { refusalOf } from "../http/AddressGate.ts"
@@ -139,6 +139,14 @@ const callTool = async (mcp: Sdk, call: CallContext, name: string, args: Record<
       code: "rate_limited",
       message: `This key is over its ${rate.limit} requests per minute (REST and tool calls together); retry after ${retryAfter} s`,
       retry_after: retryAfter
+    })
+  }
+  const granted = call.caller.key.application?.scopes
+  if (!Scope.allows(granted, tool.scope)) {
+    return refused({
+      code: "forbidden",
+      message: `This connection was not granted ${Quote.quote(tool.scope)} (${Scope.SCOPE_DESCRIPTIONS[tool.scope]}); ` +
+        `it has ${(granted ?? []).join(", ")}. Connect the application again and allow it`
     })
   }
   const exit = await Effect.runPromiseExitWith(call.context)(resultOf(tool, call, rate, args))

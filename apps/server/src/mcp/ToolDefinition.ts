@@ -1,5 +1,5 @@
 import { Effect, Record, Schema } from "effect"
-import type { Directory, Errors, Idempotency, RateLimiter, Watches } from "@dropshelf/core"
+import type { Directory, Errors, Idempotency, RateLimiter, Scope, Watches } from "@dropshelf/core"
 import { ErrorCode, HoldCode, RevealCode } from "@dropshelf/api/ApiErrors"
 import type { DomainError, Operation } from "../http/ErrorMapping.ts"
 
@@ -30,6 +30,8 @@ export interface ToolDefinition {
    */
   readonly success: Schema.Top
   readonly annotations: ToolAnnotations
+  /** What a connected application must have been granted to call it (an API key may call every tool). */
+  readonly scope: Scope.Scope
   /** Which refusal token this tool's refusals carry, as on the REST endpoint it mirrors. */
   readonly operation: Operation
   readonly run: (

@@ -35,6 +35,7 @@ export {
 const WATCH_TOOLS: ReadonlyArray<ToolDefinition> = [
   {
     name: "create_watch",
+    scope: "watch",
     title: "Create a watch",
     description:
       "Save a search (POST /api/v1/watches): from now on each listing that becomes readable to this account and passes the filters is recorded as a match, read with list_watch_matches; with `webhook_url`, each match is also POSTed there, signed per Standard Webhooks v1 with the `webhook_secret` shown in this result only. Plans allow 1 (free), 10 (pro) or 100 (business) watches.",
@@ -52,6 +53,7 @@ const WATCH_TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "list_watches",
+    scope: "read",
     title: "List watches",
     description: "The account's watches, oldest first (GET /api/v1/watches), with each webhook's state.",
     inputSchema: emptyInput,
@@ -63,6 +65,7 @@ const WATCH_TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "delete_watch",
+    scope: "watch",
     title: "Delete a watch",
     description: "Delete a watch with its matches and pending deliveries (DELETE /api/v1/watches/{id}).",
     inputSchema: inputSchemaOf(Schema.Struct({ id: WatchIdInput })),
@@ -75,6 +78,7 @@ const WATCH_TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "list_watch_matches",
+    scope: "read",
     title: "Read a watch's matches",
     description:
       "A page of a watch's matches, oldest first (GET /api/v1/watches/{id}/matches): each listing as this account reads it now. Ask with `next_cursor` while `has_more` is true; keep the last non-null `next_cursor` (the last page has one too) to ask later for only newer matches.",
@@ -99,6 +103,7 @@ const WATCH_TOOLS: ReadonlyArray<ToolDefinition> = [
 export const TOOLS: ReadonlyArray<ToolDefinition> = [
   {
     name: "search_listings",
+    scope: "read",
     title: "Search listings",
     description:
       "A page of expired-domain listings (GET /api/v1/domains): the same filters, `sort`, `cursor`, `limit` and `since`, with the same validation. Follow `next_cursor` until it is null, keeping filters and sort fixed. Reads never spend a reveal; `domain` is null where the plan does not disclose the name. A `since` older than the feed's horizon (`since_horizon_days` of `me`) is refused `invalid_request` naming `since`, with `oldest_since` and `horizon_days`: resynchronise with a run without `since`.",
@@ -113,6 +118,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "get_listing",
+    scope: "read",
     title: "Get a listing",
     description: "One listing by id (GET /api/v1/domains/{id}). Never spends a reveal.",
     inputSchema: inputSchemaOf(Schema.Struct({ id: ListingIdInput })),
@@ -126,6 +132,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "reveal_listing",
+    scope: "reveal",
     title: "Reveal a name",
     description:
       "Reveal a listing's name (POST /api/v1/domains/{id}/reveal). The only call that spends from the monthly reveal allowance; a repeat returns the original `revealed_at` at no cost. Refusals carry `reveal_code`.",
@@ -140,6 +147,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "hold_listing",
+    scope: "hold",
     title: "Hold a listing",
     description:
       "Reserve a revealed listing inside the service (POST /api/v1/domains/{id}/hold). It does not register the name. Holding a listing the account already holds returns that hold unchanged. Refusals carry `hold_code`.",
@@ -154,6 +162,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "extend_hold",
+    scope: "hold",
     title: "Extend a hold",
     description:
       "Use a hold's one extension (POST /api/v1/holds/{id}/extend): the end moves later by the plan's extension. Refusals carry `hold_code`.",
@@ -168,6 +177,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "end_hold",
+    scope: "hold",
     title: "End a hold",
     description:
       "End a hold as `released` (default) or `registered` (DELETE /api/v1/holds/{id}). A 30-day cooldown on that listing starts for the account: it cannot hold it again until then. Refusals carry `hold_code`.",
@@ -193,6 +203,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "list_holds",
+    scope: "read",
     title: "List holds",
     description: "The account's running holds and those that ended within 30 days, newest first (GET /api/v1/holds).",
     inputSchema: emptyInput,
@@ -204,6 +215,7 @@ export const TOOLS: ReadonlyArray<ToolDefinition> = [
   },
   {
     name: "me",
+    scope: "read",
     title: "Key and plan",
     description:
       "The key and plan record (GET /api/v1/me): plan, reveals left this month, the per-minute request limit and what is left of it (shared with the REST API), and whether the since feed is available and how many days back it reaches.",

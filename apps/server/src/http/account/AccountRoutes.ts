@@ -5,7 +5,15 @@ import { addressOf } from "../AddressGate.ts"
 import { type Asset, script, stylesheet } from "./Assets.ts"
 import * as EmailPages from "./EmailPages.ts"
 import * as Pages from "./Pages.ts"
-import { clearedSessionCookie, isCsrfToken, isSameOrigin, sessionCookie, sessionTokenOf } from "./Security.ts"
+import {
+  clearedReturnCookie,
+  clearedSessionCookie,
+  isCsrfToken,
+  isSameOrigin,
+  returnPathOf,
+  sessionCookie,
+  sessionTokenOf
+} from "./Security.ts"
 import * as SignedIn from "./SignedIn.ts"
 import { AccountSettings, field, formOf, page, seeOther } from "./SignedIn.ts"
 
@@ -98,7 +106,7 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
             ? yield* tooManyAttempts(redeemed.failure.retryAt)
             : page(Pages.linkInvalid(byEmail()), 400)
         }
-        return seeOther("/account", { "set-cookie": sessionCookie(redeemed.success.token) })
+        return seeOther(returnPathOf(request) ?? "/account", { "set-cookie": [sessionCookie(redeemed.success.token), clearedReturnCookie] })
       })
     )),
     HttpRouter.add("POST", "/signout", HttpServerRequest.HttpServerRequest.use((request) =>
@@ -154,9 +162,14 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
           return page(Pages.created(secret, key, apiBaseOf(request), caller.signedIn, retired))
         }
         const error = rotated.failure
-        return error._tag === "KeyLimitReached"
-          ? yield* keysPage(caller, { refusal: `Your plan allows ${error.limit} live keys, and you have them all. Revoke one to rotate another.`, status: 409 })
-          : yield* keysPage(caller, { refusal: "No live key of that name on your account.", status: 404 })
+        switch (error._tag) {
+          case "KeyLimitReached":
+            return yield* keysPage(caller, { refusal: `Your plan allows ${error.limit} live keys, and you have them all. Revoke one to rotate another.`, status: 409 })
+          case "InvalidRequest":
+            return yield* keysPage(caller, { refusal: `${error.message}.`, status: 400 })
+          case "KeyNotFound":
+            return yield* keysPage(caller, { refusal: "No live key of that name on your account.", status: 404 })
+        }
       }))),
     HttpRouter.add("POST", "/account/sessions/end-all", signedInForm((caller) =>
       Effect.gen(function*() {

@@ -156,7 +156,8 @@ export const keys = (
   options: { readonly liveLimit: number; readonly refusal?: string | undefined; readonly revoked?: string | undefined }
 ) => {
   const live = list.filter((key) => ApiKey.isLiveAt(key, now)).length
-  const rows = list.map((key) => {
+  const applications = list.filter((key) => key.application)
+  const rows = list.filter((key) => !key.application).map((key) => {
     const state = ApiKey.keyStateAt(key, now)
     return html`<tr>
 <td data-label="Prefix"><code>${key.prefix}</code></td>
@@ -183,14 +184,15 @@ export const keys = (
     "API keys",
     html`${options.revoked === undefined ? "" : html`<p class="notice good" role="status">Key ${options.revoked} is revoked.</p>`}
 ${options.refusal === undefined ? "" : html`<p class="notice bad" role="alert">${options.refusal}</p>`}
-<p>${live} of ${options.liveLimit} keys live on your plan.</p>
+<p>${live} of ${options.liveLimit} keys live on your plan, connected applications included.</p>
 ${
-      list.length === 0 ? html`<p>No keys yet.</p>` : html`<table>
+      rows.length === 0 ? html`<p>No keys yet.</p>` : html`<table>
 <caption class="hint">Your keys, oldest first. A key is shown in full only once, when it is created.</caption>
 <thead><tr><th scope="col">Prefix</th><th scope="col">Name</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Action</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`
     }
+${connectedApplications(applications, now, signedIn)}
 <p class="hint">Rotate gives a key a successor and keeps the old key working for ${AccountArea.ROTATION_GRACE_MS / Time.HOUR} hours, to swap it
 without downtime; revoke stops a key at once.</p>
 <h2>Create a key</h2>
@@ -207,6 +209,35 @@ ${EXPIRIES.map(([value, label]) => html`<option value="${value}">${label}</optio
 </form>`,
     { signedIn }
   )
+}
+
+/** The assistants the person connected by signing in: each a key, revoked here like one. */
+const connectedApplications = (list: ReadonlyArray<KeyStore.KeyRecord>, now: number, signedIn: SignedIn) => {
+  if (list.length === 0) return ""
+  const rows = list.map((key) => {
+    const state = ApiKey.keyStateAt(key, now)
+    return html`<tr>
+<td data-label="Application">${key.name}<br><span class="hint">${key.application?.clientId ?? ""}</span></td>
+<td data-label="May">${(key.application?.scopes ?? []).join(", ")}</td>
+<td data-label="State">${state}</td>
+<td data-label="Connected">${when(key.createdAt)}</td>
+<td data-label="Last used">${key.lastUsedAt === null ? "never" : when(key.lastUsedAt)}</td>
+<td data-label="Action">${
+      state === "live"
+        ? html`<form class="inline" method="post" action="/account/keys/${key.id}/revoke">
+<input type="hidden" name="csrf" value="${signedIn.csrf}">
+<button class="quiet" type="submit" aria-label="Disconnect ${key.name} (${key.prefix})">Disconnect</button>
+</form>`
+        : ""
+    }</td>
+</tr>`
+  })
+  return html`<h2 id="applications">Connected applications</h2>
+<table aria-labelledby="applications">
+<thead><tr><th scope="col">Application</th><th scope="col">May</th><th scope="col">State</th><th scope="col">Connected</th><th scope="col">Last used</th><th scope="col">Action</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>
+<p class="hint">An assistant you signed in to from its own settings. Disconnect stops its access at once.</p>`
 }
 
 /**

@@ -6,7 +6,7 @@ import { AccountSettings, field, formOf, make as makeGuards, page, seeOther, typ
 import * as Pages from "./Pages.ts"
 import { passkeyScript, webAuthnBrowser } from "./PasskeyAssets.ts"
 import * as PasskeyPages from "./PasskeyPages.ts"
-import { isSameOrigin, PAGE_HEADERS, sessionCookie, sessionTokenOf } from "./Security.ts"
+import { clearedReturnCookie, isSameOrigin, PAGE_HEADERS, returnPathOf, sessionCookie, sessionTokenOf } from "./Security.ts"
 
 /*
  * Passkeys in the account area, over the core's `Passkeys`: the page listing them, the two
@@ -102,7 +102,7 @@ export const PasskeyRoutes = Layer.unwrap(Effect.gen(function*() {
           sessionTokenOf(request)
         ))
         if (signedIn._tag === "Failure") return page(PasskeyPages.signInRefused(), 400)
-        return seeOther("/account", { "set-cookie": sessionCookie(signedIn.success.token) })
+        return seeOther(returnPathOf(request) ?? "/account", { "set-cookie": [sessionCookie(signedIn.success.token), clearedReturnCookie] })
       }))),
     ...[webAuthnBrowser, passkeyScript].map((asset) => HttpRouter.add("GET", asset.path as `/${string}`, served(asset)))
   )

@@ -19,6 +19,22 @@ export const sessionCookie = (token: string): string =>
 
 export const clearedSessionCookie = `${SESSION_COOKIE}=; ${COOKIE_ATTRIBUTES}; Max-Age=0`
 
+/**
+ * Where to go once signed in, when a page sent the person to sign in first: only an
+ * application's consent page, so the cookie can never send anyone off the site.
+ */
+export const RETURN_COOKIE = "__Host-dropshelf_return"
+const RETURN_PATH = /^\/oauth\/consent\/[A-Za-z0-9_-]{1,64}$/
+
+export const returnCookie = (path: string): string => `${RETURN_COOKIE}=${path}; ${COOKIE_ATTRIBUTES}; Max-Age=1800`
+
+export const clearedReturnCookie = `${RETURN_COOKIE}=; ${COOKIE_ATTRIBUTES}; Max-Age=0`
+
+export const returnPathOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const value = request.cookies[RETURN_COOKIE]
+  return value !== undefined && RETURN_PATH.test(value) ? value : undefined
+}
+
 /** The session token the browser sent, if it has the shape of one. */
 export const sessionTokenOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const value = request.cookies[SESSION_COOKIE]
@@ -60,8 +76,21 @@ export const isSameOrigin = (request: HttpServerRequest.HttpServerRequest, publi
   }
 }
 
-const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+const contentSecurityPolicy = (formAction: string) =>
+  `default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`
+
+const CONTENT_SECURITY_POLICY = contentSecurityPolicy("'self'")
+
+/**
+ * The headers of a page whose form ends in a redirect to `destination` (an application's
+ * redirect URI): browsers hold the redirects a form starts to its `form-action` too.
+ */
+export const pageHeadersRedirectingTo = (destination: URL): Readonly<Record<string, string>> => ({
+  ...PAGE_HEADERS,
+  "content-security-policy": contentSecurityPolicy(
+    `'self' ${destination.protocol === "http:" || destination.protocol === "https:" ? destination.origin : destination.protocol}`
+  )
+})
 
 /** Every account page's headers: no inline script, no framing, no referrer, no sniffing, never cached. */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {

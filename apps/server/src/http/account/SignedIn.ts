@@ -22,7 +22,7 @@ export class AccountSettings extends Context.Service<AccountSettings, {
 export const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: { ...PAGE_HEADERS, ...headers } })
 
-export const seeOther = (location: string, headers: Record<string, string> = {}) =>
+export const seeOther = (location: string, headers: Record<string, string | ReadonlyArray<string>> = {}) =>
   HttpServerResponse.empty({ status: 303, headers: { ...PAGE_HEADERS, location, ...headers } })
 
 /** A form's fields; a body that is no form reads as empty, and then fails the CSRF check. */
