@@ -223,7 +223,8 @@ export type Served =
  * gracefully when it is released (new connections refused, in-flight requests finish). Its
  * output includes `HttpServer.HttpServer`, whose `address` tells the port when `port` is 0.
  * While it runs, records of idempotency keys past their 24 hours, tombstones past the since
- * feed's horizon, and sign-in links and sessions over for their retention, are pruned hourly.
+ * feed's horizon, sign-in links and sessions over for their retention, and expired OAuth
+ * documents (codes, tokens, interactions), are pruned hourly.
  */
 export const layer = (
   options: Options
@@ -275,6 +276,7 @@ export const layer = (
     })),
     Layer.merge(Directory.Directory.layerPruning()),
     Layer.merge(Sessions.Sessions.layerPruning()),
+    Layer.merge(AuthorizationServer.layerPruning),
     Layer.merge(
       options.metricsPort === undefined
         ? Layer.empty

@@ -6,7 +6,9 @@
  * the live-key ceiling, revocation. The security cases follow RFC 9700 (OAuth 2.0 Security BCP).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { Operators } from "@dropshelf/core"
+import { StoreMemory } from "@dropshelf/store-memory"
 import { accountWithLink, csrfOf } from "./accountSupport.ts"
 import { addListings, call, listing, memoryAdapter, type Running, start } from "./harness.ts"
 import {
@@ -241,6 +243,26 @@ describe("security (RFC 9700)", () => {
     const answer = await browse(person.jar, authorizeUrl(server, clientId, challenge, { resource: "https://other.example/mcp" }))
     const location = new URL(answer.location!)
     expect(location.searchParams.get("error")).toBe("invalid_target")
+  })
+
+  it("/mcp refuses a token issued for another server's /mcp, though it can read the token (RFC 8707 audience)", async () => {
+    // Two instances over one store, each its own issuer and resource: as two deployments sharing a database would be.
+    const stores = ManagedRuntime.make(StoreMemory.layer)
+    const shared = { name: "shared memory", layer: () => Layer.effectContext(Effect.promise(() => stores.context())) }
+    const first = await start(shared)
+    const second = await start(shared)
+    try {
+      const person = await signedInPerson(first, "pro", "two-servers")
+      const { tokens } = await connectApplication(first, person)
+      expect((await rawToolCall(first, tokens.access_token, "me")).status).toBe(200)
+      const elsewhere = await rawToolCall(second, tokens.access_token, "me")
+      expect(elsewhere.status).toBe(401)
+      expect(((await elsewhere.json()) as any).error.message).toContain("not issued for")
+    } finally {
+      await second.close()
+      await first.close()
+      await stores.dispose()
+    }
   })
 
   it("a read-only token can read but neither reveal nor hold nor watch", async () => {

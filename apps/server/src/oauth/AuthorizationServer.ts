@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Clock, Context, Effect, Layer, Result } from "effect"
+import { Clock, Context, Effect, Layer, Result, Schedule } from "effect"
 import { HttpServer } from "effect/http"
 import { NetAddress } from "effect/net"
 import Provider, { type Adapter, type AdapterPayload, type Configuration, errors, type KoaContextWithOIDC } from "oidc-provider"
@@ -269,3 +269,15 @@ export const layerAccessTokens = Layer.effect(
       callerAt: (pathname, token) => pathname === MCP_PATH ? oauth.callerOf(token, oauth.resource) : undefined
     }))
 )
+
+/** The documents past their expiry deleted at start and then hourly, as the sessions are; a failed round is logged. */
+export const layerPruning = Layer.effectDiscard(Effect.gen(function*() {
+  const store = yield* AuthorizationStore.AuthorizationStore
+  yield* Clock.currentTimeMillis.pipe(
+    Effect.flatMap(store.prune),
+    Effect.asVoid,
+    Effect.catchCause((cause) => Effect.logWarning("dropshelf: pruning expired authorization documents failed", cause)),
+    Effect.repeat(Schedule.spaced("1 hour")),
+    Effect.forkScoped
+  )
+}))

@@ -5,15 +5,7 @@ import { addressOf } from "../AddressGate.ts"
 import { type Asset, script, stylesheet } from "./Assets.ts"
 import * as EmailPages from "./EmailPages.ts"
 import * as Pages from "./Pages.ts"
-import {
-  clearedReturnCookie,
-  clearedSessionCookie,
-  isCsrfToken,
-  isSameOrigin,
-  returnPathOf,
-  sessionCookie,
-  sessionTokenOf
-} from "./Security.ts"
+import { clearedSessionCookie, isCsrfToken, isSameOrigin, sessionTokenOf } from "./Security.ts"
 import * as SignedIn from "./SignedIn.ts"
 import { AccountSettings, field, formOf, page, seeOther } from "./SignedIn.ts"
 
@@ -106,7 +98,7 @@ export const AccountRoutes = Layer.unwrap(Effect.gen(function*() {
             ? yield* tooManyAttempts(redeemed.failure.retryAt)
             : page(Pages.linkInvalid(byEmail()), 400)
         }
-        return seeOther(returnPathOf(request) ?? "/account", { "set-cookie": [sessionCookie(redeemed.success.token), clearedReturnCookie] })
+        return SignedIn.signedInTo(request, redeemed.success.token)
       })
     )),
     HttpRouter.add("POST", "/signout", HttpServerRequest.HttpServerRequest.use((request) =>

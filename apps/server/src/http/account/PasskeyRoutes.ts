@@ -2,11 +2,11 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, type UrlParams } from "effect/http"
 import { Passkeys, type WebAuthn } from "@dropshelf/core"
 import { served } from "./AccountRoutes.ts"
-import { AccountSettings, field, formOf, make as makeGuards, page, seeOther, type SignedInCaller as Caller } from "./SignedIn.ts"
+import { AccountSettings, field, formOf, make as makeGuards, page, signedInTo, type SignedInCaller as Caller } from "./SignedIn.ts"
 import * as Pages from "./Pages.ts"
 import { passkeyScript, webAuthnBrowser } from "./PasskeyAssets.ts"
 import * as PasskeyPages from "./PasskeyPages.ts"
-import { clearedReturnCookie, isSameOrigin, PAGE_HEADERS, returnPathOf, sessionCookie, sessionTokenOf } from "./Security.ts"
+import { isSameOrigin, PAGE_HEADERS, sessionTokenOf } from "./Security.ts"
 
 /*
  * Passkeys in the account area, over the core's `Passkeys`: the page listing them, the two
@@ -102,7 +102,7 @@ export const PasskeyRoutes = Layer.unwrap(Effect.gen(function*() {
           sessionTokenOf(request)
         ))
         if (signedIn._tag === "Failure") return page(PasskeyPages.signInRefused(), 400)
-        return seeOther(returnPathOf(request) ?? "/account", { "set-cookie": [sessionCookie(signedIn.success.token), clearedReturnCookie] })
+        return signedInTo(request, signedIn.success.token)
       }))),
     ...[webAuthnBrowser, passkeyScript].map((asset) => HttpRouter.add("GET", asset.path as `/${string}`, served(asset)))
   )

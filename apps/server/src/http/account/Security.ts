@@ -28,8 +28,6 @@ const RETURN_PATH = /^\/oauth\/consent\/[A-Za-z0-9_-]{1,64}$/
 
 export const returnCookie = (path: string): string => `${RETURN_COOKIE}=${path}; ${COOKIE_ATTRIBUTES}; Max-Age=1800`
 
-export const clearedReturnCookie = `${RETURN_COOKIE}=; ${COOKIE_ATTRIBUTES}; Max-Age=0`
-
 export const returnPathOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const value = request.cookies[RETURN_COOKIE]
   return value !== undefined && RETURN_PATH.test(value) ? value : undefined

@@ -3,7 +3,17 @@ import { HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import { html } from "@remix-run/html-template"
 import { Plan, RateLimiter, Sessions } from "@dropshelf/core"
 import * as Pages from "./Pages.ts"
-import { clearedSessionCookie, csrfTokenOf, isCsrfToken, isSameOrigin, PAGE_HEADERS, sessionTokenOf } from "./Security.ts"
+import {
+  clearedSessionCookie,
+  csrfTokenOf,
+  isCsrfToken,
+  isSameOrigin,
+  PAGE_HEADERS,
+  RETURN_COOKIE,
+  returnPathOf,
+  sessionCookie,
+  sessionTokenOf
+} from "./Security.ts"
 
 /*
  * What every route of the account area shares: who the signed-in person is, the pages and
@@ -22,8 +32,20 @@ export class AccountSettings extends Context.Service<AccountSettings, {
 export const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: { ...PAGE_HEADERS, ...headers } })
 
-export const seeOther = (location: string, headers: Record<string, string | ReadonlyArray<string>> = {}) =>
+export const seeOther = (location: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.empty({ status: 303, headers: { ...PAGE_HEADERS, location, ...headers } })
+
+/**
+ * The answer to a sign-in that worked: the session cookie, and the person sent on to the page
+ * that sent them to sign in (an application's consent page), else to their overview.
+ */
+export const signedInTo = (request: HttpServerRequest.HttpServerRequest, sessionToken: string) => {
+  const back = returnPathOf(request)
+  const response = seeOther(back ?? "/account", { "set-cookie": sessionCookie(sessionToken) })
+  return back === undefined
+    ? response
+    : HttpServerResponse.setCookieUnsafe(response, RETURN_COOKIE, "", { path: "/", secure: true, httpOnly: true, sameSite: "lax", maxAge: 0 })
+}
 
 /** A form's fields; a body that is no form reads as empty, and then fails the CSRF check. */
 export const formOf = (request: HttpServerRequest.HttpServerRequest) =>
