@@ -81,6 +81,12 @@ describe("discovery", () => {
     expect(answer.body.grant_types_supported).toEqual(expect.arrayContaining(["authorization_code", "refresh_token"]))
     expect(answer.body.token_endpoint_auth_methods_supported).toContain("none")
     expect(answer.body.scopes_supported).toEqual(expect.arrayContaining(["read", "reveal", "hold", "watch"]))
+    // Every endpoint it advertises is served.
+    for (const [name, url] of Object.entries(answer.body).filter(([name]) => name.endsWith("_endpoint") || name === "jwks_uri")) {
+      const path = new URL(url as string).pathname
+      const probe = await fetch(`${server.base}${path}`, { method: name === "jwks_uri" || name === "authorization_endpoint" ? "GET" : "POST" })
+      expect(probe.status, `${name} ${path}`).not.toBe(404)
+    }
   })
 })
 
@@ -219,6 +225,16 @@ describe("security (RFC 9700)", () => {
       expect(answer.location).toBeNull()
       expect(answer.text).toContain("redirect_uri")
     }
+  })
+
+  it("a native application's loopback redirect may use any port; a web application's must match exactly", async () => {
+    const person = await signedInPerson(server, "pro", "loopback")
+    const native = await register(server, { application_type: "native", redirect_uris: ["http://127.0.0.1/callback"] })
+    const web = await register(server, { redirect_uris: ["http://127.0.0.1/callback"] })
+    const { challenge } = pkce()
+    const redirect = { redirect_uri: "http://127.0.0.1:51234/callback" }
+    expect((await browse(person.jar, authorizeUrl(server, native, challenge, redirect))).location).toMatch(/^\/oauth\/consent\//)
+    expect((await browse(person.jar, authorizeUrl(server, web, challenge, redirect))).status).toBe(400)
   })
 
   it("a code used twice is refused, and the tokens it gave are revoked", async () => {

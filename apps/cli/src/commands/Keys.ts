@@ -86,12 +86,24 @@ const keysList = Command.make("list", {
       const document = View.pageView(listed, (key) => View.keyView(key, now))
       yield* emit(json, document, () =>
         View.table(
-          ["ID", "PREFIX", "NAME", "STATE", "CREATED", "LAST USED", "EXPIRES", "REVOKED"],
-          document.data.map((key) => [key.id, key.prefix, key.name, key.state, key.created_at, key.last_used_at, key.expires_at, key.revoked_at]),
+          ["ID", "PREFIX", "NAME", "STATE", "CREATED", "LAST USED", "EXPIRES", "REVOKED", "APPLICATION"],
+          document.data.map((key) => [
+            key.id,
+            key.prefix,
+            key.name,
+            key.state,
+            key.created_at,
+            key.last_used_at,
+            key.expires_at,
+            key.revoked_at,
+            key.application === null ? null : `${key.application.client_id} (${key.application.scopes.join(" ")})`
+          ]),
           document.next
         ))
     }))
-  })).pipe(Command.withDescription("List an account's keys (prefix, name, state, created, last used, expiry, revoked); never a secret"))
+  })).pipe(Command.withDescription(
+    "List an account's keys (prefix, name, state, created, last used, expiry, revoked) and connected applications (client, scopes); never a secret"
+  ))
 
 const keysRevoke = Command.make("revoke", {
   json,

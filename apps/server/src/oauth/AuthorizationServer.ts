@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { Clock, Context, Effect, Layer, Result, Schedule } from "effect"
 import { HttpServer } from "effect/http"
 import { NetAddress } from "effect/net"
-import Provider, { type Adapter, type AdapterPayload, type Configuration, errors, type KoaContextWithOIDC } from "oidc-provider"
+import type { Adapter, AdapterPayload, Configuration, default as Provider, KoaContextWithOIDC } from "oidc-provider"
 import { AuthorizationStore, Directory, Errors, Scope } from "@dropshelf/core"
 import { AccessTokens } from "../http/AccessTokens.ts"
 import { layout } from "../http/account/Pages.ts"
@@ -53,22 +53,20 @@ export const consentPath = (uid: string) => `/oauth/consent/${uid}`
 /** The models whose documents belong to a grant, and go when it is revoked. */
 const GRANT_MEMBERS = new Set(["AccessToken", "AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest"])
 
-/** What the token at `/mcp` was granted: its grant (whose key it speaks for) and its scopes. */
-export interface TokenGrant {
-  readonly grantId: string
-  readonly scopes: ReadonlyArray<Scope.Scope>
-}
-
 export class AuthorizationServer extends Context.Service<AuthorizationServer, {
   /** The issuer: the origin the server is reached at. */
   readonly issuer: string
   /** The protected resource its tokens are for: `{issuer}/mcp`. */
   readonly resource: string
-  readonly provider: Provider
+  /**
+   * The library's provider, made by the first request that needs it: a server no assistant
+   * signs in to does not hold it (docs/performance.md, idle memory).
+   */
+  readonly provider: Effect.Effect<Provider>
   /** Client registrations (RFC 7591) one address may make in a minute. */
   readonly registrationsPerMinute: number
-  /** Hands a request to the provider, resolving once it has answered. */
-  readonly handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>
+  /** Hands a request to the provider, once it has answered. */
+  readonly handle: (request: IncomingMessage, response: ServerResponse) => Effect.Effect<void>
   /**
    * The caller an access token speaks for, at `resource`: the token must be live, issued by
    * this server, for this resource (RFC 8707), and its grant's key live.
@@ -155,13 +153,13 @@ const errorPage = (ctx: KoaContextWithOIDC, out: { readonly error?: string | und
   )
 }
 
-/** The issuer: `DROPSHELF_PUBLIC_URL`, else the address the server listens at (a wildcard one read as localhost). */
+/** The issuer: `DROPSHELF_PUBLIC_URL`, else the address the server listens at (a wildcard one read as 127.0.0.1, as for links). */
 const issuerOf = (publicUrl: string | undefined, address: HttpServer.HttpServer["Service"]["address"]): string => {
   if (publicUrl !== undefined) return publicUrl
-  if (address._tag === "UnixPathAddress") return "http://localhost"
+  if (address._tag === "UnixPathAddress") return "http://127.0.0.1"
   const ip = NetAddress.formatIp(address.address)
   const wildcard = ip === "0.0.0.0" || ip === "::"
-  return `http://${wildcard ? "localhost" : address._tag === "InetAddressV6" ? `[${ip}]` : ip}:${address.port}`
+  return `http://${wildcard ? "127.0.0.1" : address._tag === "InetAddressV6" ? `[${ip}]` : ip}:${address.port}`
 }
 
 const scopesOfToken = (scope: string | undefined): ReadonlyArray<Scope.Scope> =>
@@ -184,65 +182,77 @@ export const layer = (options: { readonly trustProxy: boolean; readonly registra
 
       const issuer = issuerOf(settings.publicUrl, server.address)
       const resource = `${issuer}${MCP_PATH}`
-      const secrets = (yield* store.keep("ServerSecrets", "oauth", freshSecrets())) as ServerSecrets
       const resourceScope = Scope.SCOPES.join(" ")
 
-      const configuration: Configuration = {
-        adapter: adapterOver(run),
-        routes: OAUTH_ROUTES,
-        cookies: { keys: [...secrets.cookieKeys] },
-        jwks: { keys: [secrets.jwk as never] },
-        scopes: [...Scope.SCOPES],
-        responseTypes: ["code"],
-        pkce: { required: () => true },
-        clientDefaults: {
-          grant_types: ["authorization_code", "refresh_token"],
-          response_types: ["code"],
-          token_endpoint_auth_method: "none"
-        },
-        features: {
-          devInteractions: { enabled: false },
-          registration: { enabled: true, initialAccessToken: false },
-          revocation: { enabled: true },
-          clientIdMetadataDocument: { enabled: true, ack: "draft-02" } as never,
-          resourceIndicators: {
-            enabled: true,
-            defaultResource: () => resource,
-            useGrantedResource: () => true,
-            getResourceServerInfo: (_ctx, indicator) => {
-              if (indicator !== resource) throw new errors.InvalidTarget(`this server grants access to ${resource} only`)
-              return { scope: resourceScope, audience: resource, accessTokenTTL: ACCESS_TOKEN_TTL_S, accessTokenFormat: "opaque" }
+      const made = Effect.gen(function*() {
+        const { default: Provider, errors } = yield* Effect.promise(() => import("oidc-provider"))
+        const secrets = (yield* store.keep("ServerSecrets", "oauth", freshSecrets())) as ServerSecrets
+        const configuration: Configuration = {
+          adapter: adapterOver(run),
+          routes: OAUTH_ROUTES,
+          cookies: { keys: [...secrets.cookieKeys] },
+          jwks: { keys: [secrets.jwk as never] },
+          scopes: [...Scope.SCOPES],
+          responseTypes: ["code"],
+          pkce: { required: () => true },
+          clientDefaults: {
+            grant_types: ["authorization_code", "refresh_token"],
+            response_types: ["code"],
+            token_endpoint_auth_method: "none"
+          },
+          features: {
+            devInteractions: { enabled: false },
+            // Only what an assistant uses is advertised and routed: no OIDC logout or user info.
+            rpInitiatedLogout: { enabled: false },
+            userinfo: { enabled: false },
+            registration: { enabled: true, initialAccessToken: false },
+            revocation: { enabled: true },
+            clientIdMetadataDocument: { enabled: true, ack: "draft-02" } as never,
+            resourceIndicators: {
+              enabled: true,
+              defaultResource: () => resource,
+              useGrantedResource: () => true,
+              getResourceServerInfo: (_ctx, indicator) => {
+                if (indicator !== resource) throw new errors.InvalidTarget(`this server grants access to ${resource} only`)
+                return { scope: resourceScope, audience: resource, accessTokenTTL: ACCESS_TOKEN_TTL_S, accessTokenFormat: "opaque" }
+              }
             }
-          }
-        },
-        // Public clients get refresh tokens without OIDC's `offline_access`; each use rotates it.
-        issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
-        rotateRefreshToken: true,
-        ttl: {
-          AccessToken: ACCESS_TOKEN_TTL_S,
-          AuthorizationCode: 60,
-          Grant: GRANT_TTL_S,
-          Interaction: 30 * 60,
-          RefreshToken: REFRESH_TOKEN_TTL_S,
-          Session: 24 * 60 * 60
-        },
-        findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
-        interactions: { url: (_ctx, interaction) => consentPath(interaction.uid) },
-        renderError: (ctx, out) => errorPage(ctx, out)
-      }
-      const provider = new Provider(issuer, configuration)
-      provider.proxy = options.trustProxy
-      const callback = provider.callback()
+          },
+          // Public clients get refresh tokens without OIDC's `offline_access`; each use rotates it.
+          issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+          rotateRefreshToken: true,
+          ttl: {
+            AccessToken: ACCESS_TOKEN_TTL_S,
+            AuthorizationCode: 60,
+            Grant: GRANT_TTL_S,
+            Interaction: 30 * 60,
+            RefreshToken: REFRESH_TOKEN_TTL_S,
+            Session: 24 * 60 * 60
+          },
+          findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+          interactions: { url: (_ctx, interaction) => consentPath(interaction.uid) },
+          renderError: (ctx, out) => errorPage(ctx, out)
+        }
+        const provider = new Provider(issuer, configuration)
+        provider.proxy = options.trustProxy
+        return { provider, callback: provider.callback() }
+      })
+      const once = yield* Effect.cached(made)
+      const provider = Effect.map(once, (made) => made.provider)
 
       const handle = (request: IncomingMessage, response: ServerResponse) =>
-        new Promise<void>((resolve) => {
-          response.once("close", () => resolve())
-          response.once("finish", () => resolve())
-          void callback(request, response)
-        })
+        Effect.flatMap(once, ({ callback }) =>
+          Effect.promise(() =>
+            new Promise<void>((resolve) => {
+              response.once("close", () => resolve())
+              response.once("finish", () => resolve())
+              void callback(request, response)
+            })
+          ))
 
       const callerOf = Effect.fnUntraced(function*(token: string, at: string) {
-        const found = yield* Effect.promise(() => provider.AccessToken.find(token).catch(() => undefined))
+        const oidc = yield* provider
+        const found = yield* Effect.promise(() => oidc.AccessToken.find(token).catch(() => undefined))
         if (found === undefined || found.isExpired || found.grantId === undefined) {
           return yield* refused("The access token is not known or has expired; refresh it or connect again")
         }

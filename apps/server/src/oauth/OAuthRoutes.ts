@@ -29,6 +29,7 @@ const PROVIDER_PATHS: Readonly<Record<string, ReadonlyArray<"GET" | "POST">>> = 
   [OAUTH_ROUTES.authorization]: ["GET", "POST"],
   [`${OAUTH_ROUTES.authorization}/:uid`]: ["GET"],
   [OAUTH_ROUTES.token]: ["POST"],
+  [OAUTH_ROUTES.pushed_authorization_request]: ["POST"],
   [OAUTH_ROUTES.registration]: ["POST"],
   [OAUTH_ROUTES.revocation]: ["POST"],
   [OAUTH_ROUTES.jwks]: ["GET"]
@@ -58,7 +59,6 @@ export const OAuthRoutes = Layer.unwrap(Effect.gen(function*() {
   const operators = yield* Operators.Operators
   const limiter = yield* RateLimiter.RateLimiter
   const { callerOf, signedInForm } = yield* SignedIn.make
-  const { provider } = oauth
 
   const metadata = HttpServerResponse.jsonUnsafe({
     resource: oauth.resource,
@@ -75,7 +75,7 @@ export const OAuthRoutes = Layer.unwrap(Effect.gen(function*() {
       const exchange = yield* CurrentExchange
       const { req, res } = nodeOf(request)
       res.setHeader("x-request-id", exchange.requestId)
-      yield* Effect.promise(() => oauth.handle(req, res))
+      yield* oauth.handle(req, res)
       return HttpServerResponse.empty({ status: res.statusCode })
     })
   )
@@ -98,6 +98,7 @@ export const OAuthRoutes = Layer.unwrap(Effect.gen(function*() {
     Effect.gen(function*() {
       const { uid } = yield* HttpRouter.params
       const { req, res } = nodeOf(request)
+      const provider = yield* oauth.provider
       const details = yield* Effect.promise(() => provider.interactionDetails(req, res).catch(() => undefined))
       return details !== undefined && details.uid === uid ? details : undefined
     })
@@ -107,6 +108,7 @@ export const OAuthRoutes = Layer.unwrap(Effect.gen(function*() {
     caller: SignedIn.SignedInCaller
   ) {
     const clientId = String(details.params.client_id)
+    const provider = yield* oauth.provider
     const client = yield* Effect.promise(() => provider.Client.find(clientId).catch(() => undefined))
     const redirectTo = new URL(String(details.params.redirect_uri))
     return {
@@ -137,6 +139,7 @@ export const OAuthRoutes = Layer.unwrap(Effect.gen(function*() {
       if (details === undefined) return page(ConsentPages.expired(), 400)
       const view = yield* viewOf(details, caller)
       const { req, res } = nodeOf(request)
+      const provider = yield* oauth.provider
       const finish = (result: InteractionResults) =>
         Effect.map(
           Effect.promise(() => provider.interactionResult(req, res, result, { mergeWithLastSubmission: false })),
