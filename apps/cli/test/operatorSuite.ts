@@ -175,7 +175,8 @@ export const operatorSuite = (
       [rotated.prefix, "laptop", "live"]
     ])
     for (const key of keys.data) {
-      expect(Object.keys(key).sort()).toEqual(["created_at", "expires_at", "id", "last_used_at", "name", "prefix", "revoked_at", "state"])
+      expect(Object.keys(key).sort()).toEqual(["application", "created_at", "expires_at", "id", "last_used_at", "name", "prefix", "revoked_at", "state"])
+      expect(key.application).toBeNull()
     }
     expect(JSON.stringify(keys)).not.toContain(expiring.key)
     expect(await runJson(["keys", "list", account.id, "--after", keys.data[1].id], on())).toEqual({ data: [keys.data[2]], next: null })

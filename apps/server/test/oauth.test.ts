@@ -227,6 +227,16 @@ describe("security (RFC 9700)", () => {
     }
   })
 
+  it("a client id metadata document is fetched from public addresses only", async () => {
+    const person = await signedInPerson(server, "pro", "cimd")
+    const { challenge } = pkce()
+    const clientId = "https://127.0.0.1:9/assistant/client.json"
+    const answer = await browse(person.jar, authorizeUrl(server, clientId, challenge))
+    expect(answer.status).toBe(400)
+    expect(answer.location).toBeNull()
+    expect(answer.text).toContain("invalid_client")
+  })
+
   it("a native application's loopback redirect may use any port; a web application's must match exactly", async () => {
     const person = await signedInPerson(server, "pro", "loopback")
     const native = await register(server, { application_type: "native", redirect_uris: ["http://127.0.0.1/callback"] })
