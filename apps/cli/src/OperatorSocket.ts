@@ -93,6 +93,7 @@ export class OperatorRpcs extends RpcGroup.make(
     error: Schema.Union([Errors.AccountNotFound, Errors.KeyLimitReached])
   }),
   Rpc.make("RevokeKey", { payload: { prefix: Schema.String }, success: Record, error: Errors.KeyNotFound }),
+  Rpc.make("RevokeGrantKey", { payload: { grantId: Schema.String } }),
   Rpc.make("ConnectApplication", {
     payload: { accountId: Schema.String, application: Record, expiresAt: Schema.NullOr(Schema.Number) },
     success: Record,
@@ -204,6 +205,7 @@ export const layerServer = (
       IssueSignInLink: ({ accountId }) => operators.issueSignInLink(accountId),
       CreateKey: ({ accountId, lifetimeMs, name }) => operators.createKey(accountId, name, lifetimeMs),
       RevokeKey: ({ prefix }) => operators.revokeKey(prefix),
+      RevokeGrantKey: ({ grantId }) => operators.revokeGrantKey(grantId),
       ConnectApplication: ({ accountId, application, expiresAt }) =>
         operators.connectApplication(accountId, application as unknown as KeyStore.Application, expiresAt),
       UpsertListings: ({ batch }) => operators.upsertListings(batch as ReadonlyArray<ListingStore.ListingInput>),
@@ -311,6 +313,7 @@ export const layerClient = (path: string, holder: string): Layer.Layer<Operators
             Effect.map((record) => record as KeyStore.KeyRecord),
             Effect.catchTag("RpcClientError", onLost)
           ),
+        revokeGrantKey: (grantId) => client.RevokeGrantKey({ grantId }).pipe(Effect.catchTag("RpcClientError", onLost)),
         connectApplication: (accountId, application, expiresAt) =>
           client.ConnectApplication({ accountId, application: { ...application }, expiresAt }).pipe(
             Effect.map((record) => record as KeyStore.KeyRecord),

@@ -167,6 +167,20 @@ describe("a person connects an assistant", () => {
     expect(refresh.body.error).toBe("invalid_grant")
   })
 
+  it("every authorization asks again, as the person signed in now: an earlier grant in this browser is not reused", async () => {
+    const first = await signedInPerson(server, "pro", "first-person")
+    const clientId = await register(server)
+    const once = pkce()
+    const consent = await toConsent(server, first.jar, authorizeUrl(server, clientId, once.challenge))
+    await consentAndReturn(server, first.jar, consent)
+    // Another person signs in in the same browser, keeping the authorization server's cookies.
+    const second = await signedInPerson(server, "pro", "second-person")
+    first.jar.cookies.set("__Host-dropshelf_session", second.jar.cookies.get("__Host-dropshelf_session")!)
+    const again = await toConsent(server, first.jar, authorizeUrl(server, clientId, pkce().challenge))
+    expect(again.status).toBe(200)
+    expect(again.text).toContain("second-person")
+  })
+
   it("declining sends the assistant access_denied and makes no key", async () => {
     const person = await signedInPerson(server, "pro", "declines")
     const clientId = await register(server)
@@ -260,6 +274,23 @@ describe("security (RFC 9700)", () => {
     expect(second.status).toBe(400)
     expect(second.body.error).toBe("invalid_grant")
     expect((await rawToolCall(server, first.body.access_token, "me")).status).toBe(401)
+    // The connection the code made is revoked with its grant, as the account area shows.
+    const keys = await server.run(Operators.Operators.use((operators) => operators.listKeys(person.accountId, { after: undefined, limit: 10 })))
+    expect(keys.data.filter((key) => key.application).map((key) => key.revokedAt === null)).toEqual([false])
+  })
+
+  it("the client revoking its refresh token (RFC 7009) disconnects it", async () => {
+    const person = await signedInPerson(server, "pro", "client-revokes")
+    const { clientId, tokens } = await connectApplication(server, person)
+    const revoked = await fetch(`${server.base}/oauth/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: tokens.refresh_token, client_id: clientId }).toString()
+    })
+    expect(revoked.status).toBe(200)
+    expect((await rawToolCall(server, tokens.access_token, "me")).status).toBe(401)
+    const keys = await server.run(Operators.Operators.use((operators) => operators.listKeys(person.accountId, { after: undefined, limit: 10 })))
+    expect(keys.data.filter((key) => key.application).map((key) => key.revokedAt === null)).toEqual([false])
   })
 
   it("a token for another resource is never issued", async () => {

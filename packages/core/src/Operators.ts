@@ -92,6 +92,12 @@ export class Operators extends Context.Service<Operators, {
   /** Revokes the key; a connected application's key takes its grant's tokens with it. */
   readonly revokeKey: (prefix: string) => Effect.Effect<KeyRecord, KeyNotFound>
   /**
+   * Revokes the connected application whose grant this is, once the authorization server has
+   * revoked the grant itself (a code or refresh token used twice, the client's own revocation);
+   * nothing when no live key is that grant's.
+   */
+  readonly revokeGrantKey: (grantId: string) => Effect.Effect<void>
+  /**
    * A key for an application the account's person connected by signing in (an OAuth grant),
    * under the same live-key ceiling as API keys; revoked like any key.
    */
@@ -183,6 +189,12 @@ export class Operators extends Context.Service<Operators, {
         if (key.application) yield* authorizations.revokeGrant(key.application.grantId)
         yield* securityLog.record({ accountId: key.accountId, kind: "key.revoked", at, detail: keyDetail(key) })
         return key
+      })
+
+      const revokeGrantKey = Effect.fn("Operators.revokeGrantKey")(function*(grantId: string) {
+        const found = yield* keys.findByDigest(yield* digestOf(grantId).pipe(Effect.provideService(Digest.Digest, digest)))
+        if (found?.key.application?.grantId !== grantId || found.key.revokedAt !== null) return
+        yield* Effect.ignore(revokeKey(found.key.prefix))
       })
 
       const connectApplication = Effect.fn("Operators.connectApplication")(function*(accountId: string, application: Application, expiresAt: Instant | null) {
@@ -317,6 +329,7 @@ export class Operators extends Context.Service<Operators, {
         issueSignInLink,
         createKey,
         revokeKey,
+        revokeGrantKey,
         connectApplication,
         rotateKey,
         upsertListings: listings.upsert,

@@ -4,7 +4,7 @@ import { Clock, Context, Effect, Layer, Result, Schedule } from "effect"
 import { HttpServer } from "effect/http"
 import { NetAddress } from "effect/net"
 import type { Adapter, AdapterPayload, Configuration, default as Provider, KoaContextWithOIDC } from "oidc-provider"
-import { AuthorizationStore, Directory, Errors, Scope } from "@dropshelf/core"
+import { AuthorizationStore, Directory, Errors, Operators, Scope } from "@dropshelf/core"
 import { AccessTokens } from "../http/AccessTokens.ts"
 import { layout } from "../http/account/Pages.ts"
 import { AccountSettings } from "../http/account/SignedIn.ts"
@@ -175,6 +175,7 @@ export const layer = (options: { readonly trustProxy: boolean; readonly registra
     Effect.gen(function*() {
       const store = yield* AuthorizationStore.AuthorizationStore
       const directory = yield* Directory.Directory
+      const operators = yield* Operators.Operators
       const settings = yield* AccountSettings
       const server = yield* HttpServer.HttpServer
       const context = yield* Effect.context<AuthorizationStore.AuthorizationStore>()
@@ -230,11 +231,26 @@ export const layer = (options: { readonly trustProxy: boolean; readonly registra
             Session: 24 * 60 * 60
           },
           findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+          // Every authorization asks on the consent page, as whoever is signed in to the account
+          // area then: only the grant that page just made counts, never one made earlier in this
+          // browser, maybe for another person.
+          loadExistingGrant: (ctx) => {
+            const grantId = ctx.oidc.result?.consent?.grantId
+            return typeof grantId === "string" ? ctx.oidc.provider.Grant.find(grantId) : undefined
+          },
           interactions: { url: (_ctx, interaction) => consentPath(interaction.uid) },
           renderError: (ctx, out) => errorPage(ctx, out)
         }
         const provider = new Provider(issuer, configuration)
         provider.proxy = options.trustProxy
+        // A grant the library revokes (a code or refresh token used twice, the client revoking) ends its key too.
+        provider.on("grant.revoked", (_ctx: unknown, grantId: string) => {
+          void Effect.runPromiseWith(context)(
+            operators.revokeGrantKey(grantId).pipe(
+              Effect.catchCause((cause) => Effect.logWarning("dropshelf: revoking a revoked grant's key failed", cause))
+            )
+          )
+        })
         return { provider, callback: provider.callback() }
       })
       const once = yield* Effect.cached(made)
