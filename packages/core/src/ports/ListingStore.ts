@@ -36,6 +36,10 @@ export interface PageReader {
   readonly at: Instant
   /** The account whose reveals matter; undefined when none do (a plan without a ceiling). */
   readonly revealsOf: string | undefined
+  /** The account reading, when one is: a store with read replicas shows it its own writes. */
+  readonly accountId?: string | undefined
+  /** The read decides a write (a reveal, a hold): a store with read replicas answers it from the primary. */
+  readonly forWrite?: boolean | undefined
 }
 
 /**
