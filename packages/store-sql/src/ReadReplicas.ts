@@ -38,6 +38,9 @@ export interface Replica {
   /** `host:port/database`, never the user or password. */
   readonly name: string
   readonly index: number
+  readonly url: string
+  /** Its pool's name in `pg_stat_activity`, which its pool metrics count by. */
+  readonly applicationName: string
   readonly sql: SqlClient.SqlClient
 }
 
@@ -90,6 +93,7 @@ export interface Tracker {
   readonly replicaSampled: (index: number, replayed: bigint | undefined) => void
   readonly failed: (index: number) => void
   readonly pick: (floor: number) => number | undefined
+  readonly caughtUp: (floor: number) => boolean
   readonly wrote: (accountId: string) => void
   readonly floorOf: (accountId: string | undefined) => number
   readonly statuses: () => ReadonlyArray<{ readonly state: ReplicaState; readonly lagMs: number | undefined }>
@@ -136,6 +140,10 @@ export const makeTracker = (count: number, maxLagMs: number, now: () => number =
       }
       return undefined
     },
+    caughtUp: (floor) => {
+      const at = now()
+      return replicas.some((replica, index) => stateOf(index, at) === "streaming" && replica.caughtUpTo > floor)
+    },
     wrote: (accountId) => {
       if (writers.size >= MAX_WRITERS) {
         writers.clear()
@@ -149,13 +157,16 @@ export const makeTracker = (count: number, maxLagMs: number, now: () => number =
       const at = now()
       return replicas.map((replica, index) => ({
         state: stateOf(index, at),
-        lagMs: replica.up ? Math.max(0, Math.round(at - replica.caughtUpTo - SAMPLE_MS)) : undefined
+        // Never caught up since this process started watching: behind by at least that long.
+        lagMs: replica.up ? Math.max(0, Math.round(at - Math.max(replica.caughtUpTo, history[0]?.at ?? at) - SAMPLE_MS)) : undefined
       }))
     }
   }
 }
 
 export interface Options {
+  /** The primary's URL, sampled over a connection of its own. */
+  readonly primaryUrl: string
   readonly urls: ReadonlyArray<string>
   readonly maxLagMs?: number | undefined
   /** Connections each replica's pool opens at most. */
@@ -163,28 +174,39 @@ export interface Options {
   readonly statementsPerConnection?: number | undefined
 }
 
+/** What the sampling connections call themselves in `pg_stat_activity`. */
+export const SAMPLER_APPLICATION_NAME = "dropshelf replica sampler"
+
 /**
- * A pool per replica URL and the sampler, over the primary's SqlClient in context. A replica
- * need not answer at start: it is `down` until it does, and reads go to the primary meanwhile.
- * A state change is logged once, as `/readyz` logs its dependencies.
+ * A pool per replica URL and the sampler. The sampler has a connection of its own on each
+ * server: behind a busy pool's queue a sample would come late, the replicas would look behind,
+ * and their reads would pile onto the primary just when it is busiest. A replica need not
+ * answer at start: it is `down` until it does, and reads go to the primary meanwhile. A state
+ * change is logged once, as `/readyz` logs its dependencies.
  */
-export const make = (
-  primary: SqlClient.SqlClient,
-  options: Options
-): Effect.Effect<Shape, never, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<Shape, never, Scope.Scope> =>
   Effect.gen(function*() {
     const applicationName = PoolMetrics.uniqueApplicationName()
-    const replicas: Array<Replica> = []
-    for (const [index, url] of options.urls.entries()) {
-      const sql = yield* PgClient.make({
+    const client = (url: string, maxConnections: number, name: string, statementsPerConnection = 1) =>
+      PgClient.make({
         url: Redacted.make(url),
-        applicationName,
+        applicationName: name,
         startupParameters: { jit: "off" },
-        maxConnections: options.maxConnections,
+        maxConnections,
         connectTimeout: Duration.seconds(2),
-        ...pipelining(options.statementsPerConnection)
+        ...pipelining(statementsPerConnection)
       }).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
-      replicas.push({ name: PoolMetrics.serverPoolName(url), index, sql })
+    const primary = yield* client(options.primaryUrl, 1, SAMPLER_APPLICATION_NAME)
+    const replicas: Array<Replica & { readonly sampler: SqlClient.SqlClient }> = []
+    for (const [index, url] of options.urls.entries()) {
+      replicas.push({
+        name: PoolMetrics.serverPoolName(url),
+        index,
+        url,
+        applicationName,
+        sql: yield* client(url, options.maxConnections, applicationName, options.statementsPerConnection),
+        sampler: yield* client(url, 1, SAMPLER_APPLICATION_NAME)
+      })
     }
     const tracker = makeTracker(replicas.length, options.maxLagMs ?? DEFAULT_MAX_LAG_MS)
     let logged = replicas.map((): ReplicaState | undefined => undefined)
@@ -197,8 +219,8 @@ export const make = (
           Effect.annotateLogs({ replica: replica.name, state: now[replica.index] })
         ), { discard: true })
     })
-    const sampleReplica = (replica: Replica) =>
-      replica.sql<{ standby: boolean; lsn: string | null }>`SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn`.pipe(
+    const sampleReplica = (replica: (typeof replicas)[number]) =>
+      replica.sampler<{ standby: boolean; lsn: string | null }>`SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS lsn`.pipe(
         Effect.timeout(SAMPLE_TIMEOUT),
         Effect.map((rows) => (rows[0]?.standby === true && rows[0].lsn !== null ? lsnOf(rows[0].lsn) : undefined)),
         Effect.catchCause((cause) =>
@@ -223,7 +245,7 @@ export const make = (
       wrote: tracker.wrote,
       floorOf: tracker.floorOf,
       failed: (replica) => tracker.failed(replica.index),
-      caughtUp: (floor) => tracker.pick(floor) !== undefined,
+      caughtUp: tracker.caughtUp,
       statuses: () => tracker.statuses().map((status, index) => ({ name: replicas[index]!.name, ...status }))
     } satisfies Shape
   })
@@ -287,8 +309,5 @@ export const exportMetrics = (shape: Shape): Effect.Effect<void, never, Scope.Sc
     yield* Effect.addFinalizer(() => Effect.sync(() => registrations.forEach((registration) => registration.remove())))
   })
 
-/** The replicas of `options` over the primary in context, as `ReadReplicas`. */
-export const layer = (options: Options): Layer.Layer<never, never, SqlClient.SqlClient> =>
-  Layer.effect(ReadReplicas, Effect.gen(function*() {
-    return yield* make(yield* SqlClient.SqlClient, options)
-  }))
+/** The replicas of `options`, as `ReadReplicas`. */
+export const layer = (options: Options): Layer.Layer<never> => Layer.effect(ReadReplicas, make(options))

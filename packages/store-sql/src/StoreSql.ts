@@ -183,7 +183,8 @@ export interface ReplicaOptions {
 /** The replicas over the primary's pool, and the pool's metrics with each replica's state beside them. */
 const layerReplicas = (readUrls: ReadonlyArray<string>, options: ServerPoolOptions & ReplicaOptions) =>
   Layer.effectContext(Effect.gen(function*() {
-    const replicas = yield* ReadReplicas.make(yield* SqlClient.SqlClient, {
+    const replicas = yield* ReadReplicas.make({
+      primaryUrl: options.url,
       urls: readUrls,
       maxLagMs: options.readMaxLagMs,
       maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
@@ -191,7 +192,20 @@ const layerReplicas = (readUrls: ReadonlyArray<string>, options: ServerPoolOptio
     })
     const pool = yield* PoolMetrics.PoolMetrics
     return Context.make(ReadReplicas.ReadReplicas, replicas).pipe(
-      Context.add(PoolMetrics.PoolMetrics, PoolMetrics.PoolMetrics.of({ export: Effect.andThen(pool.export, ReadReplicas.exportMetrics(replicas)) }))
+      Context.add(PoolMetrics.PoolMetrics, PoolMetrics.PoolMetrics.of({
+        export: Effect.gen(function*() {
+          yield* pool.export
+          yield* ReadReplicas.exportMetrics(replicas)
+          // Each replica's pool as the primary's is measured, named by its own host:port/database.
+          for (const replica of replicas.replicas) {
+            yield* PoolMetrics.sampled({
+              pool: { name: replica.name, max: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS },
+              url: replica.url,
+              applicationName: replica.applicationName
+            }).export
+          }
+        })
+      }))
     )
   }))
 

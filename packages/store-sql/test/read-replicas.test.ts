@@ -79,7 +79,12 @@ describe.skipIf(why !== undefined)(`read replica since watermark${why === undefi
 
   const stores = () =>
     SqlListingStore.layerWith({ syncLagSeconds: 0 }).pipe(
-      Layer.provideMerge(ReadReplicas.layer({ urls: [inDatabase(REPLICA_URL!)], maxLagMs: 600_000, maxConnections: 4 })),
+      Layer.provideMerge(ReadReplicas.layer({
+        primaryUrl: inDatabase(DATABASE_URL!),
+        urls: [inDatabase(REPLICA_URL!)],
+        maxLagMs: 600_000,
+        maxConnections: 4
+      })),
       Layer.provideMerge(Layer.effectDiscard(StoreSql.migrate)),
       Layer.provideMerge(StoreSql.layerServerClient({ url: inDatabase(DATABASE_URL!), maxConnections: 4 }))
     )
@@ -124,5 +129,5 @@ describe.skipIf(why !== undefined)(`read replica since watermark${why === undefi
           `synced_at ${new Date(syncedAt).toISOString()} passed the unreplayed write at ${new Date(written).toISOString()} the page left out`
         )
       }).pipe(Effect.ensuring(Effect.promise(() => onServer(REPLICA_URL!, "SELECT pg_wal_replay_resume()"))))
-    }).pipe(Effect.provide(stores())), 60_000)
+    }).pipe(Effect.provide(stores())), 180_000)
 })
