@@ -10,6 +10,7 @@ import { execFile, execFileSync } from "node:child_process"
 import { promisify } from "node:util"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { holdReplica } from "../../../scripts/ReplicaLock.ts"
 import { freePort, killStragglers, repoRoot, runJson, serve } from "./support.ts"
 
 const adminUrl = process.env.DATABASE_URL?.trim() || undefined
@@ -51,7 +52,9 @@ describe.skipIf(why !== undefined)("read replicas", () => {
   let other = ""
   let ids: Array<string> = []
 
+  let release = () => {}
   beforeAll(async () => {
+    release = await holdReplica()
     psql(adminUrl!, `CREATE DATABASE ${name}`)
     await runJson(["migrate"], { env: env() })
     await runJson(["seed", "--listings", "40", "--seed", "7"], { env: env() })
@@ -64,7 +67,7 @@ describe.skipIf(why !== undefined)("read replicas", () => {
     ids = psql(on(adminUrl!), "SELECT id FROM listings WHERE status = 'active' ORDER BY id").split("\n")
     // The replica has the database once it has replayed its creation and the seed.
     await until("the replica to hold the seed", async () => psql(on(replicaUrl!), "SELECT count(*) FROM listings") === psql(on(adminUrl!), "SELECT count(*) FROM listings") ? true : undefined)
-  }, 240_000)
+  }, 900_000)
 
   afterEach(async () => {
     try {
@@ -76,7 +79,11 @@ describe.skipIf(why !== undefined)("read replicas", () => {
     await killStragglers()
   })
   afterAll(() => {
-    if (adminUrl !== undefined) psql(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    try {
+      psql(adminUrl!, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    } finally {
+      release()
+    }
   })
 
   const start = async (extra: Record<string, string> = {}) => {

@@ -8,6 +8,7 @@ import { SqlClient } from "effect/sql"
 import * as ReadReplicas from "../src/ReadReplicas.ts"
 import * as SqlListingStore from "../src/SqlListingStore.ts"
 import { StoreSql } from "../src/index.ts"
+import { holdReplica } from "../../../scripts/ReplicaLock.ts"
 import { DATABASE_URL } from "./support.ts"
 
 /*
@@ -70,11 +71,18 @@ describe("read replica tracker", () => {
 })
 
 describe.skipIf(why !== undefined)(`read replica since watermark${why === undefined ? "" : ` (skipped: ${why})`}`, () => {
+  // Held while the replica's replay is paused here: apps/cli's replica tests pause and stop it too.
+  let release = () => {}
   beforeAll(async () => {
+    release = await holdReplica()
     await onServer(DATABASE_URL!, `CREATE DATABASE ${name}`)
-  })
+  }, 700_000)
   afterAll(async () => {
-    await onServer(DATABASE_URL!, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    try {
+      await onServer(DATABASE_URL!, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    } finally {
+      release()
+    }
   })
 
   const stores = () =>
