@@ -236,9 +236,9 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   return ListingStore.ListingStore.of({
     page: (request) => routed(request.reader.accountId, (on) => on.page(request)),
     snapshot,
-    // Looked up by writes (a reveal, a hold) and operators: on the primary.
+    // Looked up by writes (a reveal, a hold) and operators, as `latest` reads are: on the primary.
     find: primary.find,
-    findForReader: (id, reader) => reader.forWrite === true ? primary.findForReader(id, reader) : routed(reader.accountId, (on) => on.findForReader(id, reader)),
+    findForReader: (id, reader) => reader.latest === true ? primary.findForReader(id, reader) : routed(reader.accountId, (on) => on.findForReader(id, reader)),
     unknownCodes: (field, codes) => routed(undefined, (on) => on.unknownCodes(field, codes)),
     knownCodes: (field, from, limit) => routed(undefined, (on) => on.knownCodes(field, from, limit)),
     syncedAt: primary.since.syncedAt,

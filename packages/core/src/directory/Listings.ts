@@ -57,9 +57,9 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
    * A listing `caller` may read, with its running hold and whether `revealsOf` revealed it,
    * in one look-up (a single read's): no page machinery.
    */
-  const findReadable = Effect.fnUntraced(function*(caller: Caller, id: string, now: Instant, revealsOf: string | undefined, forWrite = true) {
+  const findReadable = Effect.fnUntraced(function*(caller: Caller, id: string, now: Instant, revealsOf: string | undefined, latest = true) {
     if (!isListingId(id)) return yield* new ListingNotFound({ listingId: id })
-    const found = yield* listings.findForReader(id, { at: now, revealsOf, accountId: caller.accountId, forWrite })
+    const found = yield* listings.findForReader(id, { at: now, revealsOf, accountId: caller.accountId, latest })
     if (found === undefined || !isReadableAt(found.listing, caller.plan, now)) return yield* new ListingNotFound({ listingId: id })
     return found
   })

@@ -38,8 +38,11 @@ export interface PageReader {
   readonly revealsOf: string | undefined
   /** The account reading, when one is: a store with read replicas shows it its own writes. */
   readonly accountId?: string | undefined
-  /** The read decides a write (a reveal, a hold): a store with read replicas answers it from the primary. */
-  readonly forWrite?: boolean | undefined
+  /**
+   * The answer decides a write (a reveal, a hold) or is sent out (a webhook's listing): the store
+   * answers from its latest state, never from a read replica that may trail it.
+   */
+  readonly latest?: boolean | undefined
 }
 
 /**
