@@ -11,7 +11,7 @@ import { promisify } from "node:util"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { holdReplica } from "../../../scripts/ReplicaLock.ts"
-import { freePort, killStragglers, repoRoot, runJson, serve } from "./support.ts"
+import { freePort, killStragglers, repoRoot, runJson, serve, start as startCommand } from "./support.ts"
 
 const adminUrl = process.env.DATABASE_URL?.trim() || undefined
 const replicaUrl = process.env.DATABASE_REPLICA_URL?.trim() || undefined
@@ -123,6 +123,14 @@ describe.skipIf(why !== undefined)("read replicas", () => {
     })
     await server.server.stop("SIGTERM")
   }, 240_000)
+
+  it("dropshelf worker reads the primary only: DATABASE_READ_URL is serve's", async () => {
+    const worker = startCommand(["worker"], { env: { ...env(), DATABASE_READ_URL: on("postgres://postgres@127.0.0.1:1/") } })
+    await worker.waitFor(/watch worker running/)
+    await sleep(1_000)
+    expect(worker.stdout() + worker.stderr()).not.toMatch(/read replica/)
+    await worker.stop("SIGTERM")
+  }, 60_000)
 
   it("the replica stopped under load costs no request a 5xx; /readyz and the metrics say down, then streaming once it is back", async () => {
     // Counted, never refused: the load is to meet the replica's stop, not the key's limit.
