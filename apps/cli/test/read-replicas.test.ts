@@ -104,6 +104,13 @@ describe.skipIf(why !== undefined)("read replicas", () => {
     const id = ids[0]!
     const revealed = await fetch(`${server.base}/api/v1/domains/${id}/reveal`, { method: "POST", headers: { authorization: `Bearer ${owner}` } })
     expect(revealed.status, await revealed.clone().text()).toBe(200)
+    // A page hands out a synced_at; once the replica has replayed past it (and the sampler has
+    // seen that), a snapshot may read from the replica too.
+    expect((await server.get("/api/v1/domains?limit=1", other)).status).toBe(200)
+    const position = psql(adminUrl!, "SELECT pg_current_wal_lsn()")
+    await until("the replica to replay the page's watermark", async () =>
+      psql(replicaUrl!, `SELECT pg_last_wal_replay_lsn() >= '${position}'::pg_lsn`) === "t" ? true : undefined)
+    await sleep(300)
     psql(replicaUrl!, "SELECT pg_wal_replay_pause()")
     await until("replay to pause", async () => psql(replicaUrl!, "SELECT pg_get_wal_replay_pause_state()") === "paused" ? true : undefined)
     const held = await fetch(`${server.base}/api/v1/domains/${id}/hold`, { method: "POST", headers: { authorization: `Bearer ${owner}` } })
@@ -115,6 +122,14 @@ describe.skipIf(why !== undefined)("read replicas", () => {
     const theirs = await server.get(`/api/v1/domains/${id}`, other)
     expect(((await theirs.json()) as { hold_state: string }).hold_state).toBe("none")
     expect(await server.replicaState()).toBe("streaming")
+    // The bulk snapshot the same way: the owner's from the primary, the other's from the replica.
+    const snapshotRow = async (key: string) => {
+      const body = await (await server.get("/api/v1/domains/snapshot", key)).text()
+      const line = body.split("\n").find((candidate) => candidate.includes(`"id":"${id}"`))
+      return (JSON.parse(line!) as { hold_state: string }).hold_state
+    }
+    expect(await snapshotRow(owner)).toBe("mine")
+    expect(await snapshotRow(other)).toBe("none")
 
     psql(replicaUrl!, "SELECT pg_wal_replay_resume()")
     await until("the replica to replay the hold", async () => {
