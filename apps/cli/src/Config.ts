@@ -1,5 +1,5 @@
 import { DEFAULT_DATA_DIR } from "@dropshelf/store-sql/DataDirLock"
-import { DEFAULT_MAX_CONNECTIONS, STATEMENTS_PER_CONNECTION } from "@dropshelf/store-sql/PoolDefaults"
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LAG_MS, STATEMENTS_PER_CONNECTION } from "@dropshelf/store-sql/PoolDefaults"
 import { publicUrlFromEnv, wholeNumberBetween } from "@dropshelf/server/Settings"
 import { Config, ConfigProvider, Effect } from "effect"
 import { type CacheName, cachesOff } from "./Caches.ts"
@@ -23,6 +23,14 @@ export interface DropshelfConfig {
    * name; unset: `http://HOST:PORT`, a wildcard host read as 127.0.0.1.
    */
   readonly publicUrl: string | undefined
+  /**
+   * Streaming replicas of DATABASE_URL that take reads (DATABASE_READ_URL, comma-separated) and
+   * how far behind one may be (DROPSHELF_READ_MAX_LAG_MS); `serve` only.
+   */
+  readonly replicas: {
+    readonly readUrls: ReadonlyArray<string>
+    readonly readMaxLagMs: number
+  }
   /** The PostgreSQL pool (DROPSHELF_DB_POOL_SIZE, DROPSHELF_DB_PIPELINE); unused on the embedded database. */
   readonly pool: {
     readonly maxConnections: number
@@ -43,10 +51,10 @@ const optionalString = (name: string) =>
  * (or a socket directory in `?host=`): anything else is refused at start rather than failing
  * at the first connection with a driver's message.
  */
-const postgresUrl = (value: string | undefined): Effect.Effect<string | undefined, Config.ConfigError> => {
+const postgresUrl = (value: string | undefined, name = "DATABASE_URL"): Effect.Effect<string | undefined, Config.ConfigError> => {
   if (value === undefined) return Effect.succeed(undefined)
   const refuse = (why: string) =>
-    Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `DATABASE_URL ${why}: expected postgres://user@host:5432/database` })))
+    Effect.fail(new Config.ConfigError(new ConfigProvider.SourceError({ message: `${name} ${why}: expected postgres://user@host:5432/database` })))
   let url: URL
   try {
     url = new URL(value)
@@ -61,7 +69,16 @@ const postgresUrl = (value: string | undefined): Effect.Effect<string | undefine
 export const DropshelfConfig: Config.Config<DropshelfConfig> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  databaseUrl: optionalString("DATABASE_URL").pipe(Config.mapEffect(postgresUrl)),
+  databaseUrl: optionalString("DATABASE_URL").pipe(Config.mapEffect((value) => postgresUrl(value))),
+  replicas: Config.all({
+    readUrls: optionalString("DATABASE_READ_URL").pipe(Config.mapEffect((value) =>
+      Effect.forEach(
+        (value ?? "").split(",").map((url) => url.trim()).filter((url) => url !== ""),
+        (url) => Effect.map(postgresUrl(url, "DATABASE_READ_URL"), (checked) => checked!)
+      )
+    )),
+    readMaxLagMs: wholeNumberBetween("DROPSHELF_READ_MAX_LAG_MS", 100, 600_000, DEFAULT_MAX_LAG_MS)
+  }),
   dataDir: optionalString("DROPSHELF_DATA_DIR").pipe(Config.map((dir) => dir ?? DEFAULT_DATA_DIR)),
   redisUrl: optionalString("REDIS_URL"),
   publicUrl: publicUrlFromEnv,

@@ -44,7 +44,7 @@ export const storage = (
 ): Layer.Layer<StoreSql.Services | PoolMetrics.PoolMetrics, StoreSql.StoreOpenError> =>
   config.databaseUrl !== undefined
     ? purpose === "server"
-      ? StoreSql.layerServer({ url: config.databaseUrl, ...config.pool }).pipe(Layer.provide(storeCachesOf(config)))
+      ? StoreSql.layerServer({ url: config.databaseUrl, ...config.pool, ...config.replicas }).pipe(Layer.provide(storeCachesOf(config)))
       // A command keeps no key look-ups long enough to need telling of changes: no listener.
       : StoreSql.layerStores.pipe(Layer.provideMerge(StoreSql.layerServerClient({ url: config.databaseUrl, ...config.pool })))
     : purpose === "server"

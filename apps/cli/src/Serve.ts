@@ -1,6 +1,6 @@
 import { Watches } from "@dropshelf/core"
 import { Health, RdapAvailability, Server, SmtpMail, Telemetry, WebhookDelivery } from "@dropshelf/server"
-import { PoolMetrics, StoreSql } from "@dropshelf/store-sql"
+import { PoolMetrics, ReadReplicas, StoreSql } from "@dropshelf/store-sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
@@ -55,11 +55,14 @@ export const serve = <E = never>(
       }
       yield* before
       const redis = yield* Runtime.RedisCheck
+      const replicaStates = yield* ReadReplicas.ReadReplicas
       const dependencies: Array<Health.Dependency> = [{ name: "database", check: sql.unsafe("SELECT 1") }]
       if (redis !== undefined) dependencies.push({ name: "redis", check: redis })
       const server = yield* Layer.build(
         Server.layer({ port: config.port, host: config.host, ...settings, rememberListingJson: !config.cachesOff.has("listing-json") }).pipe(
           Layer.provide(Health.layerDependencies(dependencies)),
+          Layer.provide(replicaStates.replicas.length === 0 ? Layer.empty : Layer.succeed(Health.ReplicaStates, () =>
+            Object.fromEntries(replicaStates.statuses().map((status) => [status.name, status.state])))),
           Layer.provide(Layer.succeedContext(telemetry))
         )
       )

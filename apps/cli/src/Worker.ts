@@ -15,10 +15,12 @@ export const work = (config: Runtime.DropshelfConfig) =>
   Effect.gen(function*() {
     const sinceHorizonDays = yield* Server.sinceHorizonDaysFromEnv
     const settings = yield* WebhookDelivery.settingsFromEnv
+    // Every read the worker makes wants the latest state: no read replicas (DATABASE_READ_URL is serve's).
+    const primaryOnly = { ...config, replicas: { ...config.replicas, readUrls: [] } }
     return yield* Effect.gen(function*() {
       yield* Layer.build(Watches.Watches.layerWorker)
       stopsOnSignal.gracefully = true
       yield* note(`dropshelf: watch worker running on ${Runtime.describeStorage(config)} (Ctrl-C to stop)`)
       return yield* Effect.never
-    }).pipe(Effect.scoped, Effect.provide(watchesLayer(config, sinceHorizonDays, settings)))
+    }).pipe(Effect.scoped, Effect.provide(watchesLayer(primaryOnly, sinceHorizonDays, settings)))
   })

@@ -66,6 +66,8 @@ describe("health and drain", () => {
       [{ DROPSHELF_DB_POOL_SIZE: "1" }, /DROPSHELF_DB_POOL_SIZE/],
       [{ DROPSHELF_DB_PIPELINE: "0" }, /DROPSHELF_DB_PIPELINE/],
       [{ DROPSHELF_DB_PIPELINE: "many" }, /DROPSHELF_DB_PIPELINE/],
+      [{ DATABASE_READ_URL: "postgres://127.0.0.1:5433/x,mysql://db.example:3306/x" }, /DATABASE_READ_URL has the scheme mysql/],
+      [{ DROPSHELF_READ_MAX_LAG_MS: "0" }, /DROPSHELF_READ_MAX_LAG_MS/],
       [{ DROPSHELF_CACHES_OFF: "listing-json,everything" }, /DROPSHELF_CACHES_OFF names no cache everything; the caches are key-lookups, /],
       [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, /OTEL_EXPORTER_OTLP_PROTOCOL/]
     ]

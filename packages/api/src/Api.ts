@@ -186,12 +186,19 @@ const CheckOutcome = Schema.Literals(["ok", "failed", "timeout"]).annotate({
   description: "`ok`; `failed` when the dependency refused or errored; `timeout` when it did not answer within 2 s. The server's log says why."
 })
 
+/** Each read replica's state; never a reason for 503, since the primary answers what a replica cannot. */
+const ReplicaStates = Schema.Record(Schema.String, Schema.Literals(["streaming", "lagging", "down"])).annotate({
+  description:
+    "Each read replica of `DATABASE_READ_URL` by `host:port/database`, when there are any: `streaming` takes reads; `lagging` (past `DROPSHELF_READ_MAX_LAG_MS`) and `down` take none, their reads going to the primary"
+})
+
 /** `GET /readyz` answered 200: every dependency this instance needs answered. */
 export const Readiness = Schema.Struct({
   status: Schema.Literal("ready"),
   checks: Schema.Record(Schema.String, CheckOutcome).annotate({
     description: "Each dependency checked: `database` always, `redis` when the instance counts rate limits in Redis"
-  })
+  }),
+  replicas: Schema.optional(ReplicaStates)
 }).annotate({ identifier: "Readiness" })
 export type Readiness = typeof Readiness.Type
 
@@ -201,7 +208,8 @@ export class NotReadyError extends Schema.Error<NotReadyError>("NotReadyError")(
     description: "`draining`: the instance is shutting down (it still answers requests in flight and arriving); `unready`: a dependency failed"
   }),
   failed: Schema.Array(Schema.String).annotate({ description: "The dependencies that failed, by name (`database`, `redis`); empty while draining" }),
-  checks: Schema.Record(Schema.String, CheckOutcome).annotate({ description: "Each dependency checked; none while draining" })
+  checks: Schema.Record(Schema.String, CheckOutcome).annotate({ description: "Each dependency checked; none while draining" }),
+  replicas: Schema.optional(ReplicaStates)
 }, {
   httpApiStatus: 503,
   description: "Not ready: a dependency failed or the instance is draining. Take it out of the load balancer's rotation."

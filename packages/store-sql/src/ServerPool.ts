@@ -2,18 +2,11 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as CopyLoader from "./CopyLoader.ts"
-import { DEFAULT_MAX_CONNECTIONS, STATEMENTS_PER_CONNECTION } from "./PoolDefaults.ts"
+import { DEFAULT_MAX_CONNECTIONS, pipelining } from "./PoolDefaults.ts"
 import * as PoolMetrics from "./PoolMetrics.ts"
 import { oneLine, StoreOpenError } from "./StoreOpenError.ts"
 
-/**
- * The pool's pipelining: statements of concurrent requests written together on a connection
- * and answered by one backend in one wake-up. Transactions, the snapshot's cursor and the
- * listener still take a connection alone. One statement a connection turns it off, for a
- * pooler in front that cannot pass pipelined statements through.
- */
-export const pipelining = (statementsPerConnection: number = STATEMENTS_PER_CONNECTION) =>
-  ({ multiplex: statementsPerConnection > 1, multiplexConcurrency: statementsPerConnection }) as const
+export { pipelining } from "./PoolDefaults.ts"
 
 /** The server deployment's pool: where, how many connections, how many statements a connection carries at once. */
 export interface ServerPoolOptions {

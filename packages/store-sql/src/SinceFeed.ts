@@ -25,6 +25,11 @@ const MAX_READS_AHEAD = 32
 
 export interface SinceFeed {
   readonly syncedAt: Effect.Effect<Time.Instant>
+  /**
+   * When the newest watermark handed out was read (this process's monotonic ms): a replica
+   * answers a page only once it has replayed what the primary had committed then.
+   */
+  readonly watermarkFloor: () => number
   /** A page of a since run, with what its statement (or a statement now) said of the reader. */
   readonly sincePage: (request: ListingStore.PageRequest) => Effect.Effect<Served>
 }
@@ -35,7 +40,9 @@ export const make = (
   syncLagSeconds: number,
   statement: PageStatement,
   reads: PageReads,
-  caches: Pick<StoreCaches.Switches, "syncedAt" | "sinceReadAhead">
+  caches: Pick<StoreCaches.Switches, "syncedAt" | "sinceReadAhead">,
+  /** Whether a read replica has replayed what the primary had committed at a moment (ReadReplicas). */
+  caughtUp: (floor: number) => boolean = () => false
 ): SinceFeed => {
   /*
    * updated_at is the time of the write, not of the commit: a transaction that stamped a row
@@ -56,15 +63,31 @@ export const make = (
     Effect.map((rows) => instant(rows[0]!.synced_at)),
     Effect.orDie
   )
-  let lastSyncedAt: { readonly value: Time.Instant; readonly readAt: number } | undefined
+  type Reading = { readonly value: Time.Instant; readonly readAt: number; readonly doneAt: number }
+  let lastSyncedAt: Reading | undefined
+  let previousSyncedAt: Reading | undefined
+  let servedFloor = -Infinity
+  /*
+   * With read replicas, the reading before the newest is handed out until a replica has replayed
+   * what the primary had committed when the newest was read, so pages need not wait for the
+   * sampler after each new reading; an older watermark stays valid (see above).
+   */
+  const serve = (reading: Reading) => {
+    const served = caughtUp(reading.doneAt) || previousSyncedAt === undefined || !caughtUp(previousSyncedAt.doneAt)
+      ? reading
+      : previousSyncedAt
+    servedFloor = Math.max(servedFloor, served.doneAt)
+    return served.value
+  }
   const syncedAt = Effect.suspend(() => {
     const readAt = performance.now()
     if (caches.syncedAt && lastSyncedAt !== undefined && readAt - lastSyncedAt.readAt < SYNCED_AT_REUSE_MS) {
-      return Effect.succeed(lastSyncedAt.value)
+      return Effect.succeed(serve(lastSyncedAt))
     }
     return Effect.map(readSyncedAt, (value) => {
-      lastSyncedAt = { value, readAt }
-      return value
+      previousSyncedAt = lastSyncedAt
+      lastSyncedAt = { value, readAt, doneAt: performance.now() }
+      return serve(lastSyncedAt)
     })
   })
 
@@ -119,5 +142,5 @@ export const make = (
       return { ...read, answers }
     }).pipe(Effect.orDie)
 
-  return { syncedAt, sincePage }
+  return { syncedAt, sincePage, watermarkFloor: () => servedFloor }
 }

@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
 import { instant, instantOrNull, int, sqlState, storable, toDate } from "./Rows.ts"
+import * as ReadReplicas from "./ReadReplicas.ts"
 import * as SharedReads from "./SharedReads.ts"
 import { StoreCaches } from "./StoreCaches.ts"
 
@@ -262,7 +263,21 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return HoldStore.HoldStore.of({ acquire, extend, end, findOwn, runningOn, forAccount, countRunning, list })
+  // Once a write has ended, the account's reads wait for a replica that has replayed it (ReadReplicas.ts).
+  const replicas = yield* ReadReplicas.ReadReplicas
+  const noting = <A extends { readonly accountId: string }, B, E>(write: (request: A) => Effect.Effect<B, E>) => (request: A) =>
+    write(request).pipe(Effect.ensuring(Effect.sync(() => replicas.wrote(request.accountId))))
+
+  return HoldStore.HoldStore.of({
+    acquire: noting((request: HoldStore.AcquireHold) => acquire(request)),
+    extend: noting(extend),
+    end: noting(end),
+    findOwn,
+    runningOn,
+    forAccount,
+    countRunning,
+    list
+  })
 })
 
 export const layer = Layer.effect(HoldStore.HoldStore, make)

@@ -10,7 +10,8 @@ import * as PageReads from "./PageReads.ts"
 import { opaqueIds, toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
 import * as SinceFeed from "./SinceFeed.ts"
-import { StoreCaches } from "./StoreCaches.ts"
+import * as ReadReplicas from "./ReadReplicas.ts"
+import * as StoreCaches from "./StoreCaches.ts"
 
 /*
  * Listings on Postgres, composed of: PageStatement (a page request as SQL), ListingRows (columns
@@ -26,18 +27,18 @@ export interface Options {
   readonly cacheCapacity?: number | undefined
 }
 
-export const makeWith = (options: Options) => Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const scope = yield* Scope.Scope
-  const caches = yield* StoreCaches
-  const cache = ListingCache.make(caches.listingRecords ? options.cacheCapacity : 0)
+/** The reads of the store on one server, the primary or a replica; rows decoded once for all of them (`cache`). */
+function readsOn(
+  sql: SqlClient.SqlClient,
+  scope: Scope.Scope,
+  cache: ListingCache.ListingCache,
+  caches: StoreCaches.Switches,
+  options: Options,
+  caughtUp?: (floor: number) => boolean
+) {
   const statement = PageStatement.make(sql)
   const reads = PageReads.make(sql, scope, cache, statement, caches.sharedReads)
-  const since = SinceFeed.make(sql, scope, options.syncLagSeconds, statement, reads, caches)
-  const writes = ListingWrites.make(sql)
-  // On server PostgreSQL imports go through COPY (CopyLoader); PGlite keeps the one-statement upsert.
-  const copy = yield* Effect.serviceOption(CopyLoader.CopyLoader)
-  const upsert = Option.isSome(copy) ? ListingWrites.upsertWith(copy.value.load) : writes.upsert
+  const since = SinceFeed.make(sql, scope, options.syncLagSeconds, statement, reads, caches, caughtUp)
 
   const findOne = (id: Ids.ListingId) =>
     sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ${id}`.values.pipe(
@@ -187,14 +188,60 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     )
   }
 
+  return { since, page, snapshot, find, findForReader, unknownCodes, knownCodes }
+}
+
+type Reads = ReturnType<typeof readsOn>
+
+export const makeWith = (options: Options) => Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const scope = yield* Scope.Scope
+  const caches = yield* StoreCaches.StoreCaches
+  const replicas = yield* ReadReplicas.ReadReplicas
+  const cache = ListingCache.make(caches.listingRecords ? options.cacheCapacity : 0)
+  const primary = readsOn(sql, scope, cache, caches, options, replicas.caughtUp)
+  const onReplicas = replicas.replicas.map((replica) => readsOn(replica.sql, scope, cache, caches, options))
+  const writes = ListingWrites.make(sql)
+  // On server PostgreSQL imports go through COPY (CopyLoader); PGlite keeps the one-statement upsert.
+  const copy = yield* Effect.serviceOption(CopyLoader.CopyLoader)
+  const upsert = Option.isSome(copy) ? ListingWrites.upsertWith(copy.value.load) : writes.upsert
+
+  /**
+   * A read on a replica that has replayed what the primary had committed when the watermark
+   * handed out was read and when `accountId` last wrote here; else, inside a transaction, or
+   * should the replica fail it, on the primary (ReadReplicas.ts). `retry` false: a read that
+   * has already handed something on (a snapshot's chunk) is not read again.
+   */
+  const routed = <A>(accountId: string | undefined, read: (on: Reads) => Effect.Effect<A>, retry?: () => boolean) =>
+    onReplicas.length === 0 ? read(primary) : SharedReads.unlessInTransaction(
+      sql,
+      ReadReplicas.route(
+        replicas,
+        Math.max(primary.since.watermarkFloor(), replicas.floorOf(accountId)),
+        (replica) => read(replica === undefined ? primary : onReplicas[replica.index]!),
+        retry
+      ),
+      read(primary)
+    )
+
+  const snapshot = (request: ListingStore.SnapshotRequest, emit: (chunk: ListingStore.SnapshotChunk) => Effect.Effect<void>) =>
+    Effect.suspend(() => {
+      let emitted = false
+      return routed(request.reader.accountId, (on) => on.snapshot(request, (chunk) => {
+        emitted = true
+        return emit(chunk)
+      }), () => !emitted)
+    })
+
   return ListingStore.ListingStore.of({
-    page,
+    page: (request) => routed(request.reader.accountId, (on) => on.page(request)),
     snapshot,
-    find,
-    findForReader,
-    unknownCodes,
-    knownCodes,
-    syncedAt: since.syncedAt,
+    // Looked up by writes (a reveal, a hold) and operators, as `latest` reads are: on the primary.
+    find: primary.find,
+    findForReader: (id, reader) => reader.latest === true ? primary.findForReader(id, reader) : routed(reader.accountId, (on) => on.findForReader(id, reader)),
+    unknownCodes: (field, codes) => routed(undefined, (on) => on.unknownCodes(field, codes)),
+    knownCodes: (field, from, limit) => routed(undefined, (on) => on.knownCodes(field, from, limit)),
+    syncedAt: primary.since.syncedAt,
     ...writes,
     upsert
   })

@@ -1,6 +1,7 @@
 import { type Keyset, type RevealLedger, RevealStore, type Time } from "@dropshelf/core"
 import { Effect, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import * as ReadReplicas from "./ReadReplicas.ts"
 import { instant, int, toDate } from "./Rows.ts"
 import * as SharedReads from "./SharedReads.ts"
 import { StoreCaches } from "./StoreCaches.ts"
@@ -31,6 +32,7 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const scope = yield* Scope.Scope
   const { sharedReads } = yield* StoreCaches
+  const replicas = yield* ReadReplicas.ReadReplicas
 
   const find = (accountId: string, listingId: string) =>
     sql<Row>`SELECT account_id, listing_id, revealed_at, charged FROM reveals
@@ -79,6 +81,7 @@ export const make = Effect.gen(function*() {
    */
   const record = (request: RevealStore.RecordReveal): Effect.Effect<RevealStore.RecordOutcome> =>
     sql.withTransaction(attempt(request)).pipe(
+      Effect.ensuring(Effect.sync(() => replicas.wrote(request.accountId))),
       Effect.catchIf(
         (error): error is AllowanceSpent => error instanceof AllowanceSpent,
         () => Effect.succeed({ _tag: "AllowanceSpent" } as const)
@@ -87,30 +90,41 @@ export const make = Effect.gen(function*() {
       Effect.withSpan("SqlRevealStore.record")
     )
 
-  const usedInOne = (accountId: string, month: string) =>
-    sql<{ used: unknown }>`SELECT used FROM reveal_usage WHERE account_id = ${accountId} AND month = ${month}`.pipe(
-      Effect.map((rows) => (rows[0] === undefined ? 0 : int(rows[0].used))),
-      Effect.orDie
-    )
-
   /*
    * Every `/me` and every charged reveal asks a month's count: concurrent asks, of any accounts,
-   * share one statement (SharedReads), so `/me` under load costs what a single read does.
+   * share one statement (SharedReads), so `/me` under load costs what a single read does. On a
+   * read replica when one has replayed the account's last reveal through this process: a count
+   * behind elsewhere only lets the early check of a reveal pass, and the charge refuses it.
    */
-  const sharedUsage = SharedReads.make(scope, (batch: ReadonlyArray<readonly [accountId: string, month: string]>) =>
-    sql<{ account_id: string; month: string; used: unknown }>`SELECT account_id, month, used FROM reveal_usage
-      WHERE (account_id, month) IN (SELECT * FROM unnest(${batch.map((ask) => ask[0])}::text[], ${
-      batch.map((ask) => ask[1])
-    }::text[]))`.pipe(
-      Effect.map((rows) => {
-        const used = new Map(rows.map((row) => [`${row.account_id}\u0000${row.month}`, int(row.used)]))
-        return batch.map(([accountId, month]) => used.get(`${accountId}\u0000${month}`) ?? 0)
-      }),
-      Effect.orDie
-    ), sharedReads)
+  const usageOn = (sql: SqlClient.SqlClient) => {
+    const usedInOne = (accountId: string, month: string) =>
+      sql<{ used: unknown }>`SELECT used FROM reveal_usage WHERE account_id = ${accountId} AND month = ${month}`.pipe(
+        Effect.map((rows) => (rows[0] === undefined ? 0 : int(rows[0].used))),
+        Effect.orDie
+      )
+    const sharedUsage = SharedReads.make(scope, (batch: ReadonlyArray<readonly [accountId: string, month: string]>) =>
+      sql<{ account_id: string; month: string; used: unknown }>`SELECT account_id, month, used FROM reveal_usage
+        WHERE (account_id, month) IN (SELECT * FROM unnest(${batch.map((ask) => ask[0])}::text[], ${
+        batch.map((ask) => ask[1])
+      }::text[]))`.pipe(
+        Effect.map((rows) => {
+          const used = new Map(rows.map((row) => [`${row.account_id}\u0000${row.month}`, int(row.used)]))
+          return batch.map(([accountId, month]) => used.get(`${accountId}\u0000${month}`) ?? 0)
+        }),
+        Effect.orDie
+      ), sharedReads)
+    return { usedInOne, sharedUsage }
+  }
+  const onPrimary = usageOn(sql)
+  const onReplicas = replicas.replicas.map((replica) => usageOn(replica.sql))
 
   const usedIn = (accountId: string, month: string) =>
-    SharedReads.unlessInTransaction(sql, sharedUsage.read("usage", [accountId, month]), usedInOne(accountId, month))
+    SharedReads.unlessInTransaction(
+      sql,
+      ReadReplicas.route(replicas, replicas.floorOf(accountId), (replica) =>
+        (replica === undefined ? onPrimary : onReplicas[replica.index]!).sharedUsage.read("usage", [accountId, month])),
+      onPrimary.usedInOne(accountId, month)
+    )
 
   const forAccount = (
     accountId: string,

@@ -19,7 +19,9 @@ import * as DataDirLock from "./DataDirLock.ts"
 import { CHANNEL, KeyLookups } from "./KeyLookups.ts"
 import { type EmbeddedDump, layerPgliteClient, type PgliteSettings } from "./EmbeddedDatabase.ts"
 import * as Migrations from "./Migrations.ts"
+import { DEFAULT_MAX_CONNECTIONS } from "./PoolDefaults.ts"
 import * as PoolMetrics from "./PoolMetrics.ts"
+import * as ReadReplicas from "./ReadReplicas.ts"
 import { layerPgClient, refusedPoolOptions, type ServerPoolOptions } from "./ServerPool.ts"
 import * as SqlAccountStore from "./SqlAccountStore.ts"
 import * as SqlHoldStore from "./SqlHoldStore.ts"
@@ -161,16 +163,55 @@ export const layerStoresEmbedded: Layer.Layer<Stores | KeyLookups, never, SqlCli
  * as is a `statementsPerConnection` below one.
  */
 export const layerServer = (
-  options: ServerPoolOptions
+  options: ServerPoolOptions & ReplicaOptions
 ): Layer.Layer<Services | PoolMetrics.PoolMetrics, StoreOpenError> => {
   const refused = refusedPoolOptions(options)
+  const readUrls = options.readUrls ?? []
   return refused !== undefined
     ? Layer.unwrap(Effect.fail(new StoreOpenError({ reason: "OpenFailed", message: refused })))
     : layerAuthListener.pipe(
       Layer.provideMerge(layerStores),
+      Layer.provideMerge(readUrls.length === 0 ? Layer.empty : layerReplicas(readUrls, options)),
       Layer.provideMerge(Layer.merge(layerPgClient(options), CopyLoader.layer(options.url)))
     )
 }
+
+/** Streaming replicas that take the server's reads (ReadReplicas.ts); none by default. */
+export interface ReplicaOptions {
+  /** `DATABASE_READ_URL`: one URL a replica. */
+  readonly readUrls?: ReadonlyArray<string> | undefined
+  /** `DROPSHELF_READ_MAX_LAG_MS`: a replica further behind takes no reads. */
+  readonly readMaxLagMs?: number | undefined
+}
+
+/** The replicas over the primary's pool, and the pool's metrics with each replica's state beside them. */
+const layerReplicas = (readUrls: ReadonlyArray<string>, options: ServerPoolOptions & ReplicaOptions) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const replicas = yield* ReadReplicas.make({
+      primaryUrl: options.url,
+      urls: readUrls,
+      maxLagMs: options.readMaxLagMs,
+      maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+      statementsPerConnection: options.statementsPerConnection
+    })
+    const pool = yield* PoolMetrics.PoolMetrics
+    return Context.make(ReadReplicas.ReadReplicas, replicas).pipe(
+      Context.add(PoolMetrics.PoolMetrics, PoolMetrics.PoolMetrics.of({
+        export: Effect.gen(function*() {
+          yield* pool.export
+          yield* ReadReplicas.exportMetrics(replicas)
+          // Each replica's pool as the primary's is measured, named by its own host:port/database.
+          for (const replica of replicas.replicas) {
+            yield* PoolMetrics.sampled({
+              pool: { name: replica.name, max: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS },
+              url: replica.url,
+              applicationName: replica.applicationName
+            }).export
+          }
+        })
+      }))
+    )
+  }))
 
 /** `DATABASE_URL` set (non-empty): the server; otherwise PGlite in `DROPSHELF_DATA_DIR` (default `./.dropshelf`). */
 export const layerFromEnv: Layer.Layer<Services | PoolMetrics.PoolMetrics, StoreOpenError> = Layer.unwrap(

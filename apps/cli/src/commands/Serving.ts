@@ -25,6 +25,8 @@ const SERVE_DESCRIPTION = [
   "Storage: DATABASE_URL (PostgreSQL) with DROPSHELF_DB_POOL_SIZE and DROPSHELF_DB_PIPELINE",
   "  (its pool, the statements pipelined on a connection), or DROPSHELF_DATA_DIR (embedded);",
   "  REDIS_URL for rate limits shared by several instances.",
+  "  DATABASE_READ_URL: streaming replicas of DATABASE_URL (comma-separated) that take reads",
+  "  no further behind than DROPSHELF_READ_MAX_LAG_MS (1000).",
   "Besides, serve reads (docs/operations.md, Configuration):",
   "  DROPSHELF_REQUEST_TIMEOUT_MS",
   "  DROPSHELF_SNAPSHOT_IDLE_TIMEOUT_MS   how long a snapshot's client may leave bytes unread (60 s)",

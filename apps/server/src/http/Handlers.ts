@@ -228,7 +228,7 @@ const IndexHandlers = HttpApiBuilder.group(
   "index",
   Effect.fn(function*(handlers) {
     const lifecycle = yield* Health.Lifecycle
-    const readiness = Health.makeReadiness(lifecycle, yield* Health.Dependencies)
+    const readiness = Health.makeReadiness(lifecycle, yield* Health.Dependencies, yield* Health.ReplicaStates)
     return handlers
       .handle("index", () => Effect.succeed(INDEX))
       .handle("healthz", () => Effect.succeed({ status: "ok" } as const))

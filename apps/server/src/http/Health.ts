@@ -26,6 +26,16 @@ export const Dependencies = Context.Reference<ReadonlyArray<Dependency>>("@drops
 export const layerDependencies = (dependencies: ReadonlyArray<Dependency>): Layer.Layer<never> =>
   Layer.succeed(Dependencies, dependencies)
 
+/**
+ * Each read replica's state by name, for `/readyz` to show (the CLI's runtime provides it when
+ * `DATABASE_READ_URL` names replicas); none by default. A replica never makes the instance
+ * unready: its reads go to the primary.
+ */
+export const ReplicaStates = Context.Reference<(() => Readonly<Record<string, "streaming" | "lagging" | "down">>) | undefined>(
+  "@dropshelf/server/Health/ReplicaStates",
+  { defaultValue: () => undefined }
+)
+
 /** How long one dependency may take to answer before it counts as not answering. */
 export const CHECK_TIMEOUT = Duration.seconds(2)
 
@@ -69,7 +79,8 @@ const ask = (dependency: Dependency): Effect.Effect<readonly [string, Outcome, s
  */
 export const makeReadiness = (
   lifecycle: Lifecycle["Service"],
-  dependencies: ReadonlyArray<Dependency>
+  dependencies: ReadonlyArray<Dependency>,
+  replicaStates?: () => Readonly<Record<string, "streaming" | "lagging" | "down">>
 ): Effect.Effect<Readiness, NotReadyError> => {
   const down = new Set<string>()
   return Effect.gen(function*() {
@@ -87,7 +98,8 @@ export const makeReadiness = (
     }
     const checks = Object.fromEntries(outcomes.map(([name, outcome]) => [name, outcome]))
     const failed = outcomes.filter(([, outcome]) => outcome !== "ok").map(([name]) => name)
-    if (failed.length > 0) return yield* new NotReadyError({ status: "unready", failed, checks })
-    return { status: "ready", checks } as const
+    const replicas = replicaStates === undefined ? {} : { replicas: replicaStates() }
+    if (failed.length > 0) return yield* new NotReadyError({ status: "unready", failed, checks, ...replicas })
+    return { status: "ready", checks, ...replicas } as const
   })
 }

@@ -57,9 +57,9 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
    * A listing `caller` may read, with its running hold and whether `revealsOf` revealed it,
    * in one look-up (a single read's): no page machinery.
    */
-  const findReadable = Effect.fnUntraced(function*(caller: Caller, id: string, now: Instant, revealsOf: string | undefined) {
+  const findReadable = Effect.fnUntraced(function*(caller: Caller, id: string, now: Instant, revealsOf: string | undefined, latest = true) {
     if (!isListingId(id)) return yield* new ListingNotFound({ listingId: id })
-    const found = yield* listings.findForReader(id, { at: now, revealsOf })
+    const found = yield* listings.findForReader(id, { at: now, revealsOf, accountId: caller.accountId, latest })
     if (found === undefined || !isReadableAt(found.listing, caller.plan, now)) return yield* new ListingNotFound({ listingId: id })
     return found
   })
@@ -169,7 +169,7 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
       visibleBefore: now - caller.plan.accessDelayMs,
       since: query.since,
       now,
-      reader: { at: now, revealsOf: revealsOf(caller.plan, caller.accountId) }
+      reader: { at: now, revealsOf: revealsOf(caller.plan, caller.accountId), accountId: caller.accountId }
     })
     yield* checkCodesBeyond(query.filters, page.rows)
     if (!page.anchorExists) {
@@ -188,7 +188,7 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
 
   const get = Effect.fnUntraced(function*(caller: Caller, id: string) {
     const now = yield* Clock.currentTimeMillis
-    const found = yield* findReadable(caller, id, now, revealsOf(caller.plan, caller.accountId))
+    const found = yield* findReadable(caller, id, now, revealsOf(caller.plan, caller.accountId), false)
     const reader = readerViewOf({
       plan: caller.plan,
       accountId: caller.accountId,
@@ -215,7 +215,7 @@ export const make = (horizonDays: number) => Effect.gen(function*() {
         yield* listings.snapshot({
           visibleBefore: now - caller.plan.accessDelayMs,
           chunkSize: SNAPSHOT_CHUNK,
-          reader: { at: now, revealsOf: revealsOf(caller.plan, caller.accountId) }
+          reader: { at: now, revealsOf: revealsOf(caller.plan, caller.accountId), accountId: caller.accountId }
         }, (chunk) => Queue.offer(queue, { _tag: "Rows", rows: readerRowsFor(caller, chunk.rows, chunk.running, chunk.revealed) }))
         yield* Queue.offer(queue, { _tag: "End", syncedAt })
         yield* Queue.end(queue)

@@ -36,6 +36,13 @@ export interface PageReader {
   readonly at: Instant
   /** The account whose reveals matter; undefined when none do (a plan without a ceiling). */
   readonly revealsOf: string | undefined
+  /** The account reading, when one is: a store with read replicas shows it its own writes. */
+  readonly accountId?: string | undefined
+  /**
+   * The answer decides a write (a reveal, a hold) or is sent out (a webhook's listing): the store
+   * answers from its latest state, never from a read replica that may trail it.
+   */
+  readonly latest?: boolean | undefined
 }
 
 /**

@@ -31,7 +31,8 @@ export const make = Effect.gen(function*() {
    */
   const readAs = Effect.fnUntraced(function*(accountId: string, plan: PlanLimits, listingId: string, now: Instant) {
     if (!isListingId(listingId)) return null
-    const found = yield* listings.findForReader(listingId, { at: now, revealsOf: revealsOf(plan, accountId) })
+    // Latest: a webhook sends it, about a change its match has just seen.
+    const found = yield* listings.findForReader(listingId, { at: now, revealsOf: revealsOf(plan, accountId), latest: true })
     if (found === undefined) return null
     const { listing } = found
     if (!isReadableAt(listing, plan, now)) return null
