@@ -9,6 +9,9 @@ import type pg from "pg"
 
 const LOAD = "dropshelf_first_load"
 
+/** `maintenance_work_mem` at least, while the indexes are built. */
+const INDEX_BUILD_MEMORY_MB = 256
+
 export interface Table {
   /** The fresh table, schema-qualified and quoted. */
   readonly name: string
@@ -86,6 +89,10 @@ const replaceOnce = (text: string, from: RegExp, to: string): string => {
  * the exclusive lock is held only for the drop and the renames, and readers then see every row.
  */
 export const swap = async (client: pg.PoolClient, table: Table, onIndex: (built: number, total: number) => void) => {
+  // The trigram index builds in memory up to this, then merges: at the default 64 MB a million
+  // rows took markedly longer (docs/performance.md). Never lowered; this transaction only.
+  await client.query(`SELECT set_config('maintenance_work_mem',
+    greatest(pg_size_bytes(current_setting('maintenance_work_mem')), ${INDEX_BUILD_MEMORY_MB} * 1024 * 1024) / 1024 || 'kB', true)`)
   onIndex(0, table.indexes.length)
   for (const [built, statement] of table.indexes.entries()) {
     await client.query(statement)
