@@ -8,9 +8,11 @@
  *
  * Then what Postgres alone spends a row with no statement to parse: the imported rows put back
  * into `listings` by `INSERT … SELECT` (every index kept up row by row, as any import does), and
- * against that a bulk load, as a mode that builds the indexes after loading an empty directory
- * would do it: `COPY` into a table with no index nor trigger, then each of the listings'
- * indexes built on it (psql's own timings, one session).
+ * against that a bulk load, much as a first load into an empty directory does it
+ * (docs/decisions/0513-first-load.md): `COPY` into a table with no index nor trigger, then each
+ * of the listings' indexes built on it (psql's own timings, one session). The imports above
+ * go into an empty directory, so they are first loads too; the configurations drop indexes
+ * from the migrated table, and a first load builds those it finds.
  *
  * "Postgres CPU" counts every PostgreSQL process; "backends" only those serving the import's
  * database, which other work on a shared server does not move (WAL writing, checkpoints and

@@ -1,5 +1,6 @@
 import { ImportLine, type ListingStore, Operators } from "@dropshelf/core"
-import { Clock, Effect, Fiber, Result, Stream } from "effect"
+import * as FirstLoad from "@dropshelf/store-sql/FirstLoad"
+import { Clock, Effect, Fiber, Option, Result, Stream } from "effect"
 import { createReadStream, type ReadStream } from "node:fs"
 import { stat } from "node:fs/promises"
 import { createInterface } from "node:readline"
@@ -47,9 +48,12 @@ export const upsertLines = Effect.fnUntraced(function*<A, E>(
     readonly onBatch?: (linesRead: number) => void
     /** A line's length in characters, counted towards `MAX_BATCH_LENGTH`; none: only `BATCH_SIZE` bounds a batch. */
     readonly lengthOf?: (line: A) => number
+    /** How a batch is written; none: the operators' upsert. */
+    readonly write?: ((batch: ReadonlyArray<ListingStore.ListingInput>) => Effect.Effect<ListingStore.UpsertResult>) | undefined
   }
 ) {
   const operators = yield* Operators.Operators
+  const upsert = options.write ?? operators.upsertListings
   const rejected: Array<Rejection> = []
   let inserted = 0
   let updated = 0
@@ -83,7 +87,7 @@ export const upsertLines = Effect.fnUntraced(function*<A, E>(
         }
       }
     })
-    const write = Effect.map(operators.upsertListings(pending), (result) => {
+    const write = Effect.map(upsert(pending), (result) => {
       inserted += result.inserted
       updated += result.updated
       options.onBatch?.(linesRead)
@@ -145,8 +149,29 @@ const describeFsError = (error: unknown): string => {
   return error instanceof Error ? error.message : String(error)
 }
 
-/** `dropshelf import <file|->`: NDJSON lines from a file, or from stdin for `-`. */
-export const importNdjson = Effect.fnUntraced(function*(source: string, progress: Progress) {
+/**
+ * `dropshelf import <file|->`: NDJSON lines from a file, or from stdin for `-`. Into an empty
+ * directory on server PostgreSQL the lines go through a first load (FirstLoad.ts): nothing is
+ * readable until the indexes are built and every loaded line appears at once.
+ */
+export const importNdjson = (source: string, progress: Progress) =>
+  Effect.scoped(Effect.gen(function*() {
+    const firstLoad = yield* Effect.serviceOption(FirstLoad.FirstLoad)
+    const session = Option.isSome(firstLoad) ? yield* firstLoad.value.begin : undefined
+    const report = yield* importLines(source, progress, session?.upsert)
+    // Nothing written (every line rejected, or none): the scope's end rolls the empty load back.
+    if (session !== undefined && report.inserted > 0) {
+      yield* session.finish((built, total) => progress.update(built, total, "indexes built"))
+    }
+    progress.finish()
+    return report
+  }))
+
+const importLines = Effect.fnUntraced(function*(
+  source: string,
+  progress: Progress,
+  write: ((batch: ReadonlyArray<ListingStore.ListingInput>) => Effect.Effect<ListingStore.UpsertResult>) | undefined
+) {
   const now = yield* Clock.currentTimeMillis
   const { input, size, file } = yield* openSource(source)
   const reader = createInterface({ input, crlfDelay: Infinity })
@@ -164,12 +189,12 @@ export const importNdjson = Effect.fnUntraced(function*(source: string, progress
       return Result.isFailure(value) ? Result.fail(value.failure) : ImportLine.importLineToInput(value.success, now, randomIdBytes)
     },
     lengthOf: (raw) => raw.length,
+    write,
     onBatch: (linesRead) => size !== undefined ? progress.update(bytesRead(file), size, "bytes") : progress.update(linesRead, undefined, "lines")
   }).pipe(Effect.ensuring(Effect.sync(() => {
     reader.close()
     file?.destroy()
   })))
   if (size !== undefined) progress.update(size, size, "bytes")
-  progress.finish()
   return report
 })

@@ -15,7 +15,7 @@ import {
 } from "@dropshelf/core"
 import * as RememberedCursors from "@dropshelf/server/RememberedCursors"
 import * as WebAuthnSimple from "@dropshelf/server/WebAuthnSimple"
-import { PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
+import { CopyLoader, type FirstLoad, PoolMetrics, StoreCaches, StoreSql } from "@dropshelf/store-sql"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { setFlagsFromString } from "node:v8"
@@ -121,10 +121,12 @@ export const layerCrypto = Layer.mergeAll(NodeCrypto.layerDigest, layerHmac).pip
 /** What operator commands run against. */
 export type OperatorServices = Operators.Operators
 
-/** The operator use cases over the configured storage, opened by this process. */
-export const operatorLayer = (config: DropshelfConfig): Layer.Layer<OperatorServices, StoreSql.StoreOpenError> =>
-  Operators.Operators.layer.pipe(
-    Layer.provide(layerCrypto),
+/**
+ * The operator use cases over the configured storage, opened by this process, and the import's
+ * first load (which declines on PGlite).
+ */
+export const operatorLayer = (config: DropshelfConfig): Layer.Layer<OperatorServices | FirstLoad.FirstLoad, StoreSql.StoreOpenError> =>
+  Layer.merge(Operators.Operators.layer.pipe(Layer.provide(layerCrypto)), CopyLoader.layerFirstLoad).pipe(
     Layer.provide(migratedStorage(config, "command"))
   )
 

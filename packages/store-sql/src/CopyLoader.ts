@@ -1,8 +1,10 @@
 import type { ListingStore } from "@dropshelf/core"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option, type Scope } from "effect"
 import pg from "pg"
 import { from as copyFrom } from "pg-copy-streams"
-import { UPSERT_COLUMNS, UPSERT_NAMES, UPSERT_SET } from "./ListingWrites.ts"
+import * as FirstLoad from "./FirstLoad.ts"
+import * as FirstLoadTable from "./FirstLoadTable.ts"
+import { UPSERT_COLUMNS, UPSERT_NAMES, UPSERT_SET, upsertWith } from "./ListingWrites.ts"
 
 /*
  * The import's batch upsert on server PostgreSQL, through COPY: @effect/sql-pg speaks no COPY,
@@ -29,13 +31,15 @@ const COPY = `COPY ${STAGING} (${UPSERT_NAMES}) FROM STDIN`
  * together, or neither happens. `xmax = 0` tells an insert from an update, as the statement
  * upsert does (ListingWrites.ts).
  */
-const MERGE = `WITH batch AS (DELETE FROM ${STAGING} RETURNING *),
+const mergeInto = (table: string) => `WITH batch AS (DELETE FROM ${STAGING} RETURNING *),
   merged AS (
-    INSERT INTO listings (${UPSERT_NAMES}) SELECT ${UPSERT_NAMES} FROM batch
+    INSERT INTO ${table} (${UPSERT_NAMES}) SELECT ${UPSERT_NAMES} FROM batch
     ON CONFLICT (id) DO UPDATE SET ${UPSERT_SET}
     RETURNING (xmax = 0) AS inserted
   )
   SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS merged FROM merged`
+
+const MERGE = mergeInto("listings")
 
 /** A value in COPY's text format: `\N` for null; backslash, tab, newline and carriage return escaped. */
 export const copyField = (value: string | null): string => {
@@ -62,6 +66,22 @@ export const copyText = (batch: ReadonlyArray<ListingStore.ListingInput>): strin
 
 const prepared = new WeakSet<pg.PoolClient>()
 
+/** COPY into staging (created on the connection's first batch), then the merge into `merge`'s table. */
+const copyAndMerge = async (client: pg.PoolClient, merge: string, batch: ReadonlyArray<ListingStore.ListingInput>) => {
+  if (!prepared.has(client)) {
+    await client.query(CREATE_STAGING)
+    prepared.add(client)
+  }
+  await new Promise<void>((resolve, reject) => {
+    const copy = client.query(copyFrom(COPY))
+    copy.on("error", reject)
+    copy.on("finish", resolve)
+    copy.end(copyText(batch))
+  })
+  const { rows } = await client.query<{ inserted: number; merged: number }>(merge)
+  return rows[0]!
+}
+
 /**
  * One batch, deduplicated by the caller: COPY into staging (the session's own temporary table:
  * no WAL, nothing another session sees), then the merge. Two round trips, no BEGIN or COMMIT:
@@ -72,18 +92,7 @@ const loadBatch = async (pool: pg.Pool, batch: ReadonlyArray<ListingStore.Listin
   const client = await pool.connect()
   let failed: unknown = undefined
   try {
-    if (!prepared.has(client)) {
-      await client.query(CREATE_STAGING)
-      prepared.add(client)
-    }
-    await new Promise<void>((resolve, reject) => {
-      const copy = client.query(copyFrom(COPY))
-      copy.on("error", reject)
-      copy.on("finish", resolve)
-      copy.end(copyText(batch))
-    })
-    const { rows } = await client.query<{ inserted: number; merged: number }>(MERGE)
-    return rows[0]!
+    return await copyAndMerge(client, MERGE, batch)
   } catch (error) {
     failed = error
     throw error
@@ -92,9 +101,47 @@ const loadBatch = async (pool: pg.Pool, batch: ReadonlyArray<ListingStore.Listin
   }
 }
 
+/**
+ * A first load on one connection of the pool, in one transaction (FirstLoadTable.ts). The
+ * connection goes back to the pool only after a commit or a clean rollback; closing the scope
+ * before `finish` succeeded rolls back by closing the connection.
+ */
+const firstLoad = (pool: pg.Pool): Effect.Effect<FirstLoad.Session | undefined, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const held = yield* Effect.acquireRelease(
+      Effect.promise(async () => ({ client: await pool.connect(), done: false })),
+      (held) => Effect.sync(() => held.client.release(held.done ? undefined : true))
+    )
+    const table = yield* Effect.promise(() => FirstLoadTable.open(held.client))
+    if (table === undefined) {
+      held.done = true
+      return undefined
+    }
+    const merge = mergeInto(table.name)
+    // One connection runs one statement at a time: each batch's COPY and merge run together.
+    let previous: Promise<unknown> = Promise.resolve()
+    const inTurn = <A>(work: () => Promise<A>): Promise<A> => {
+      const next = previous.then(work, work)
+      previous = next.catch(() => {})
+      return next
+    }
+    return {
+      upsert: upsertWith((batch) => Effect.promise(() => inTurn(() => copyAndMerge(held.client, merge, batch)))),
+      finish: (onIndex) =>
+        Effect.promise(() => inTurn(() => FirstLoadTable.swap(held.client, table, onIndex))).pipe(
+          Effect.andThen(Effect.sync(() => {
+            held.done = true
+          })),
+          Effect.withSpan("CopyLoader.firstLoad", undefined, { captureStackTrace: false })
+        )
+    } satisfies FirstLoad.Session
+  })
+
 export class CopyLoader extends Context.Service<CopyLoader, {
   /** Upserts a batch whose ids are distinct; `merged` rows were written, `inserted` of them new. */
   readonly load: (batch: ReadonlyArray<ListingStore.ListingInput>) => Effect.Effect<{ readonly inserted: number; readonly merged: number }>
+  /** An import into the empty directory at bulk speed (FirstLoad.ts); `undefined` when it has listings. */
+  readonly firstLoad: Effect.Effect<FirstLoad.Session | undefined, never, Scope.Scope>
 }>()("@dropshelf/store-sql/CopyLoader") {}
 
 /**
@@ -120,7 +167,18 @@ export const layer = (url: string, settings: { readonly searchPath?: string } = 
       // An idle connection that fails (a server restart) is dropped by the pool; it must not crash the process.
       pool.on("error", () => {})
       return CopyLoader.of({
-        load: (batch) => Effect.promise(() => loadBatch(pool, batch)).pipe(Effect.withSpan("CopyLoader.load", undefined, { captureStackTrace: false }))
+        load: (batch) => Effect.promise(() => loadBatch(pool, batch)).pipe(Effect.withSpan("CopyLoader.load", undefined, { captureStackTrace: false })),
+        firstLoad: firstLoad(pool)
       })
     })
   )
+
+/**
+ * The first load where the context holds a COPY loader (server PostgreSQL); elsewhere (PGlite,
+ * a served data directory) every import upserts batch by batch.
+ */
+export const layerFirstLoad: Layer.Layer<FirstLoad.FirstLoad> = Layer.effect(
+  FirstLoad.FirstLoad,
+  Effect.map(Effect.serviceOption(CopyLoader), (loader) =>
+    FirstLoad.FirstLoad.of({ begin: Option.isSome(loader) ? loader.value.firstLoad : Effect.succeed(undefined) }))
+)

@@ -1,7 +1,8 @@
 import type { Plan, Watch, WatchStore } from "@dropshelf/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
-import { COLUMNS, toRecord } from "./ListingRows.ts"
+import { COLUMNS, LISTING_COLUMNS, toRecord } from "./ListingRows.ts"
+import { UPSERT_COLUMNS } from "./ListingWrites.ts"
 import { instant, int, json, toDate } from "./Rows.ts"
 import type { Row } from "./WatchRows.ts"
 
@@ -11,6 +12,14 @@ import type { Row } from "./WatchRows.ts"
  * jobs, and schedules follow-ups, all in one transaction, so a crash anywhere in it loses
  * nothing and two workers never take one event.
  */
+
+/*
+ * The row before an update, read from its jsonb with the listing columns' types spelled out, not
+ * as `jsonb_populate_record(NULL::listings, …)`: a prepared statement holding listings' row type
+ * fails once a first load has put a new listings table in place (FirstLoad.ts).
+ */
+const typeOf = new Map<string, string>([...UPSERT_COLUMNS.map(([name, type]) => [name, type] as const), ["updated_at", "timestamptz"]])
+const PREVIOUS_COLUMNS = LISTING_COLUMNS.map((name) => `${name} ${typeOf.get(name)!}`).join(", ")
 
 export const make = (sql: SqlClient.SqlClient) => {
   const matchRound: WatchStore.WatchStore["Service"]["matchRound"] = ({ limit, now, plan }) =>
@@ -26,7 +35,7 @@ export const make = (sql: SqlClient.SqlClient) => {
         )
         SELECT taken.seq, taken.listing_id, taken.due_at, taken.kind, p.*
         FROM taken LEFT JOIN LATERAL (
-          SELECT ${sql.literal(COLUMNS)} FROM jsonb_populate_record(NULL::listings, taken.previous)
+          SELECT ${sql.literal(COLUMNS)} FROM jsonb_to_record(taken.previous) AS previous(${sql.literal(PREVIOUS_COLUMNS)})
         ) p ON taken.previous IS NOT NULL`.values
       if (taken.length === 0) return { events: 0, matches: 0 }
       const events = taken.map((row) => ({
