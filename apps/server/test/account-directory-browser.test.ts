@@ -297,7 +297,7 @@ describe.each(timedOn)("the directory's pages on the demo directory, $adapter.na
       ]
       for (const path of paths) {
         const timings: Array<number> = []
-        for (let run = 0; run < 3; run++) {
+        for (let run = 0; run < 5; run++) {
           const answer = await page.goto(`${server.base}${path}`)
           expect(answer?.status(), path).toBe(200)
           expect(answer?.url(), path).toBe(`${server.base}${path}`)
@@ -305,7 +305,8 @@ describe.each(timedOn)("the directory's pages on the demo directory, $adapter.na
             `(() => { const [entry] = performance.getEntriesByType("navigation"); return entry.responseEnd - entry.requestStart })()`
           ))
         }
-        // The best of three: one slow answer on a shared machine is the machine's.
+        // The best of five: a slow answer on a shared machine (CI also replays every write on a
+        // streaming replica on the same two cores) is the machine's.
         expect(Math.min(...timings), path).toBeLessThan(100)
       }
     } finally {

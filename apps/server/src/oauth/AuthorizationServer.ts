@@ -91,53 +91,49 @@ const freshSecrets = (): ServerSecrets => {
 }
 
 /** oidc-provider's storage interface over the core's AuthorizationStore. */
-const adapterOver = (run: <A>(effect: Effect.Effect<A, never, AuthorizationStore.AuthorizationStore>) => Promise<A>) =>
-  class StoreAdapter implements Adapter {
+const adapterOver = (run: <A>(effect: Effect.Effect<A, never, AuthorizationStore.AuthorizationStore>) => Promise<A>) => {
+  /** A store call made at the clock's now. */
+  const now = <A>(use: (store: AuthorizationStore.AuthorizationStore["Service"], at: number) => Effect.Effect<A>) =>
+    run(AuthorizationStore.AuthorizationStore.use((store) => Effect.flatMap(Clock.currentTimeMillis, (at) => use(store, at))))
+  const found = (payload: Promise<unknown>) => payload as Promise<AdapterPayload | undefined>
+  return class StoreAdapter implements Adapter {
     readonly kind: string
     constructor(kind: string) {
       this.kind = kind
     }
     upsert(id: string, payload: AdapterPayload, expiresIn: number) {
-      return run(AuthorizationStore.AuthorizationStore.use((store) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          store.upsert({
-            kind: this.kind,
-            id,
-            payload,
-            expiresAt: typeof expiresIn === "number" ? now + expiresIn * 1000 : null,
-            grantId: this.kind === "Grant" ? id : GRANT_MEMBERS.has(this.kind) ? payload.grantId : undefined,
-            uid: payload.uid,
-            userCode: payload.userCode
-          }))
-      ))
+      return now((store, at) =>
+        store.upsert({
+          kind: this.kind,
+          id,
+          payload,
+          expiresAt: typeof expiresIn === "number" ? at + expiresIn * 1000 : null,
+          grantId: this.kind === "Grant" ? id : GRANT_MEMBERS.has(this.kind) ? payload.grantId : undefined,
+          uid: payload.uid,
+          userCode: payload.userCode
+        })
+      )
     }
     find(id: string) {
-      return run(AuthorizationStore.AuthorizationStore.use((store) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => store.find(this.kind, id, now))
-      )) as Promise<AdapterPayload | undefined>
+      return found(now((store, at) => store.find(this.kind, id, at)))
     }
     findByUid(uid: string) {
-      return run(AuthorizationStore.AuthorizationStore.use((store) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => store.findByUid(this.kind, uid, now))
-      )) as Promise<AdapterPayload | undefined>
+      return found(now((store, at) => store.findByUid(this.kind, uid, at)))
     }
     findByUserCode(userCode: string) {
-      return run(AuthorizationStore.AuthorizationStore.use((store) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => store.findByUserCode(this.kind, userCode, now))
-      )) as Promise<AdapterPayload | undefined>
+      return found(now((store, at) => store.findByUserCode(this.kind, userCode, at)))
     }
     consume(id: string) {
-      return run(AuthorizationStore.AuthorizationStore.use((store) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => store.consume(this.kind, id, now))
-      ))
+      return now((store, at) => store.consume(this.kind, id, at))
     }
     destroy(id: string) {
-      return run(AuthorizationStore.AuthorizationStore.use((store) => store.destroy(this.kind, id)))
+      return now((store) => store.destroy(this.kind, id))
     }
     revokeByGrantId(grantId: string) {
-      return run(AuthorizationStore.AuthorizationStore.use((store) => store.revokeGrant(grantId)))
+      return now((store) => store.revokeGrant(grantId))
     }
   }
+}
 
 /** The error page the provider shows a person (a bad authorization request, an expired interaction). */
 const errorPage = (ctx: KoaContextWithOIDC, out: { readonly error?: string | undefined; readonly error_description?: string | undefined }) => {

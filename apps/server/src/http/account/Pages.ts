@@ -149,6 +149,13 @@ export const EXPIRIES: ReadonlyArray<readonly [string, string, number | undefine
   ["365d", "In a year", 365 * Time.DAY]
 ]
 
+/** One button's form acting on a key: `/account/keys/{id}/{action}`, with the session's CSRF token. */
+const keyAction = (key: KeyStore.KeyRecord, action: "rotate" | "revoke", text: string, label: string, signedIn: SignedIn) =>
+  html`<form class="inline" method="post" action="/account/keys/${key.id}/${action}">
+<input type="hidden" name="csrf" value="${signedIn.csrf}">
+<button class="quiet" type="submit" aria-label="${label}">${text}</button>
+</form>`
+
 export const keys = (
   list: ReadonlyArray<KeyStore.KeyRecord>,
   now: number,
@@ -168,14 +175,8 @@ export const keys = (
 <td data-label="Expires">${when(key.expiresAt)}</td>
 <td data-label="Action">${
       state === "live"
-        ? html`<form class="inline" method="post" action="/account/keys/${key.id}/rotate">
-<input type="hidden" name="csrf" value="${signedIn.csrf}">
-<button class="quiet" type="submit" aria-label="Rotate key ${key.prefix} (${key.name})">Rotate</button>
-</form>
-<form class="inline" method="post" action="/account/keys/${key.id}/revoke">
-<input type="hidden" name="csrf" value="${signedIn.csrf}">
-<button class="quiet" type="submit" aria-label="Revoke key ${key.prefix} (${key.name})">Revoke</button>
-</form>`
+        ? html`${keyAction(key, "rotate", "Rotate", `Rotate key ${key.prefix} (${key.name})`, signedIn)}
+${keyAction(key, "revoke", "Revoke", `Revoke key ${key.prefix} (${key.name})`, signedIn)}`
         : ""
     }</td>
 </tr>`
@@ -224,10 +225,7 @@ const connectedApplications = (list: ReadonlyArray<KeyStore.KeyRecord>, now: num
 <td data-label="Last used">${key.lastUsedAt === null ? "never" : when(key.lastUsedAt)}</td>
 <td data-label="Action">${
       state === "live"
-        ? html`<form class="inline" method="post" action="/account/keys/${key.id}/revoke">
-<input type="hidden" name="csrf" value="${signedIn.csrf}">
-<button class="quiet" type="submit" aria-label="Disconnect ${key.name} (${key.prefix})">Disconnect</button>
-</form>`
+        ? keyAction(key, "revoke", "Disconnect", `Disconnect ${key.name} (${key.prefix})`, signedIn)
         : ""
     }</td>
 </tr>`
