@@ -124,6 +124,21 @@ describe("a person connects an assistant", () => {
     expect(page.text).toContain("Test Assistant")
   })
 
+  it("a client's name is anyone's text: shown escaped, listed storable and shortened", async () => {
+    const person = await signedInPerson(server, "pro", "odd-name")
+    const clientId = await register(server, { client_name: `<b>Evil</b>\u0000${"x".repeat(300)}` })
+    const { challenge, verifier } = pkce()
+    const consent = await toConsent(server, person.jar, authorizeUrl(server, clientId, challenge))
+    expect(consent.status).toBe(200)
+    expect(consent.text).toContain("&lt;b&gt;Evil&lt;/b&gt;")
+    const back = await consentAndReturn(server, person.jar, consent)
+    expect((await exchangeCode(server, clientId, back.searchParams.get("code")!, verifier)).status).toBe(200)
+    const keys = await server.run(Operators.Operators.use((operators) => operators.listKeys(person.accountId, { after: undefined, limit: 10 })))
+    const name = keys.data.find((key) => key.application)!.name
+    expect(name.startsWith("<b>Evil</b>\uFFFDxxx")).toBe(true)
+    expect(name.length).toBe(100)
+  })
+
   it("a full account is told so on the consent page, and no grant is made", async () => {
     const person = await signedInPerson(server, "free", "full")
     // Fill the free plan's live keys.

@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { Digest, SecureRandom } from "effect/crypto"
-import { APPLICATION_PREFIX, digestOf, generateSecret, KEY_MARKER, prefixOf } from "./domain/ApiKey.ts"
+import { APPLICATION_PREFIX, applicationName, digestOf, generateSecret, KEY_MARKER, prefixOf } from "./domain/ApiKey.ts"
 import { makeIssueSignInLink, type SignInLink } from "./accounts/Sessions.ts"
 import * as Email from "./domain/Email.ts"
 import {
@@ -202,12 +202,13 @@ export class Operators extends Context.Service<Operators, {
         if (account === undefined) return yield* new AccountNotFound({ accountId })
         const at = yield* Clock.currentTimeMillis
         const secret = yield* generateSecret.pipe(Effect.provideService(SecureRandom.SecureRandom, random))
+        const name = applicationName(application.clientName, application.clientId)
         const key = yield* keys.create({
-          name: application.clientName,
+          name,
           // Told apart from API keys at a glance; the random part is the same length.
           prefix: APPLICATION_PREFIX + prefixOf(secret).slice(KEY_MARKER.length),
           digest: yield* digestOf(application.grantId).pipe(Effect.provideService(Digest.Digest, digest)),
-          application,
+          application: { ...application, clientName: name },
           expiresAt,
           accountId,
           liveLimit: effectivePlan(account.plan).liveKeys,

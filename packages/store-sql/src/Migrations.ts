@@ -517,14 +517,15 @@ const securityEvents = statements(
 /*
  * 0021: connected applications. A key that is an OAuth grant carries its application (client,
  * grant id, scopes) as JSON; the authorization server's documents (clients, interactions, codes,
- * tokens, grants) live in one table, each found by kind and id, a grant's all by its id.
+ * tokens, grants) live in one table, each found by kind and id, a grant's all by its id. A
+ * document is JSON text, not jsonb: jsonb refuses a NUL escape a client's metadata may carry.
  */
 const authorizations = statements(
   `ALTER TABLE api_keys ADD COLUMN application jsonb`,
   `CREATE TABLE authorization_documents (
     kind text NOT NULL,
     id text NOT NULL,
-    payload jsonb NOT NULL,
+    payload text NOT NULL,
     grant_id text,
     uid text,
     user_code text,

@@ -116,3 +116,13 @@ export const decodeName = (text: string): Result.Result<string, InvalidRequest> 
     name.length === 0 || name.length > MAX_NAME_LENGTH
       ? Result.fail(new InvalidRequest({ parameter: "name", message: `name accepts 1 to ${MAX_NAME_LENGTH} characters` }))
       : Result.succeed(name))
+
+/**
+ * The name a connected application's key is listed under: the name it registered with, as
+ * storable text (a NUL or lone surrogate becomes U+FFFD) of at most MAX_NAME_LENGTH characters;
+ * without one, its client id.
+ */
+export const applicationName = (clientName: string | undefined, clientId: string): string => {
+  const name = (clientName ?? "").replaceAll("\u0000", "\uFFFD").toWellFormed().trim()
+  return Array.from(name === "" ? clientId : name).slice(0, MAX_NAME_LENGTH).join("")
+}

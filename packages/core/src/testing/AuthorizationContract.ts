@@ -19,7 +19,8 @@ export const suite = (name: string, layer: Layer.Layer<AuthorizationStore | Acco
     it.live("a document comes back as written, by id, uid and user code, until it expires", () =>
       run(Effect.gen(function*() {
         const store = yield* AuthorizationStore
-        const payload = { jti: "s1", uid: "u1", nested: { list: [1, "two", null] }, text: "ünïcødé ✓" }
+        // A client's metadata is anyone's text: a NUL and a lone surrogate come back as written.
+        const payload = { jti: "s1", uid: "u1", nested: { list: [1, "two", null] }, text: "ünïcødé ✓", odd: "a\u0000b\ud800" }
         yield* store.upsert({ kind: "Session", id: "s1", payload, expiresAt: T0 + MINUTE, uid: "u1" })
         yield* store.upsert({ kind: "DeviceCode", id: "d1", payload: { userCode: "ABCD" }, expiresAt: null, userCode: "ABCD" })
         assert.deepStrictEqual(yield* store.find("Session", "s1", T0), payload)
