@@ -159,7 +159,7 @@ const row = (mix: string, result: LoadResult, rss: number, ceiling?: number) =>
 /** The combination workload's answers, its pages timed alone, and the ten combinations whose slowest page took longest. */
 const printCombos = (result: LoadResult, timed: ReadonlyArray<TimedCombination>) => {
   const statuses = Object.entries(result.statuses).map(([status, count]) => `${count} × ${status}`).join(", ")
-  console.log(`combos (seed ${COMBO_SEED}): ${result.total} responses (${statuses}); ${result.walksCutShort} later pages asked for after a last page, warm-up included`)
+  console.log(`combos (seed ${COMBO_SEED}): ${result.total} responses (${statuses}), ${result.errors} errors (a request unanswered in 10 s is one); ${result.walksCutShort} later pages asked for after a last page, warm-up included`)
   const { pages, reads } = result.kinds!
   console.log(`combos: pages p50 ${ms(pages.p50)}, p99 ${ms(pages.p99)} (${pages.count}); single reads p50 ${ms(reads.p50)}, p99 ${ms(reads.p99)} (${reads.count})`)
   for (const failure of result.failures) console.log(`  not 200: ${failure}`)
