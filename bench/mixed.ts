@@ -49,11 +49,15 @@ export const idsAcross = (database: string, count: number, accessDelayMs = 0) =>
     database
   ).split("\n")
 
-/** One cycle of the mixed workload: a filter set through three pages, then three single reads, until every id is read. */
-export const mixedWalks = (ids: ReadonlyArray<string>): Array<Walk> => {
+/**
+ * One cycle of the mixed workload: a filter set (a query string; empty, the default page) through
+ * three pages, then three single reads, until every id is read.
+ */
+export const mixedWalks = (ids: ReadonlyArray<string>, filters: ReadonlyArray<string> = MIXED_FILTERS): Array<Walk> => {
   const walks: Array<Walk> = []
   for (let i = 0; i * 3 < ids.length; i++) {
-    walks.push({ path: `/api/v1/domains?${MIXED_FILTERS[i % MIXED_FILTERS.length]}`, pages: 3 })
+    const filter = filters[i % filters.length]!
+    walks.push({ path: filter === "" ? "/api/v1/domains" : `/api/v1/domains?${filter}`, pages: 3 })
     for (const id of ids.slice(i * 3, i * 3 + 3)) walks.push({ path: `/api/v1/domains/${id}`, pages: 1 })
   }
   return walks

@@ -20,11 +20,16 @@
  * server that served the other mixes, so that it does not change what the others measure:
  * first as one business key (the figure the targets name), then as ten pro accounts.
  *
+ * The random-combination workload (bench/combos.ts) is the mixed one over BENCH_COMBOS (200)
+ * combinations of every filter drawn from BENCH_COMBO_SEED (1), run after it; then, one request
+ * at a time, every page of every combination is timed, and the ten slowest are printed.
+ *
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
- * BENCH_WARMUP seconds (6), BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000), BENCH_ONLY (every
+ * BENCH_WARMUP seconds (6), BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000), BENCH_COMBOS (200),
+ * BENCH_COMBO_SEED (1), BENCH_ONLY (every
  * part): comma-separated parts to run among `import`, `idle` (RSS from the sources), `pages` (the
  * single-page mixes), `otlp` (two of them with the OpenTelemetry exporter off and on), `mixed`,
- * `deep`, `writes`, `since`, `snapshot` (bench/snapshot.ts, on a fresh server), `scale` (which
+ * `combos`, `deep`, `writes`, `since`, `snapshot` (bench/snapshot.ts, on a fresh server), `scale` (which
  * alone seeds BENCH_SMALL), `caches` (what each cache buys, bench/caches.ts; BENCH_CACHE_PAIRS);
  * the ceiling always runs. To try the mixed workload quickly on a small directory:
  * `BENCH_ONLY=mixed BENCH_LISTINGS=20000 BENCH_DURATION=5 BENCH_WARMUP=2 npm run bench`.
@@ -37,9 +42,11 @@ import { join } from "node:path"
 import { Plan } from "@dropshelf/core"
 import { seedLines } from "../apps/cli/src/Seed.ts"
 import { measureCaches } from "./caches.ts"
+import { combinations, PAGE_TARGET_MS, timeCombinations, type TimedCombination } from "./combos.ts"
 import { psql, seconds, serverUrl } from "./postgres.ts"
 import { idsAcross, MIXED_FILTERS, MIXED_IDS, mixedWalks } from "./mixed.ts"
 import { getJson, pullSince, rssMb } from "./since.ts"
+import { percentileOf } from "./stats.ts"
 import { pullSnapshot, type SnapshotPull, stalledSnapshot } from "./snapshot.ts"
 import { dropshelf, keyFor, load as loadFor, loadWalks, type LoadResult, startCeiling, startOtlpSink, startServer, stop } from "./server.ts"
 
@@ -49,7 +56,9 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 6)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
-const PARTS = ["import", "idle", "pages", "otlp", "mixed", "deep", "writes", "since", "snapshot", "scale", "caches"] as const
+const COMBOS = Number(process.env.BENCH_COMBOS ?? 200)
+const COMBO_SEED = Number(process.env.BENCH_COMBO_SEED ?? 1)
+const PARTS = ["import", "idle", "pages", "otlp", "mixed", "combos", "deep", "writes", "since", "snapshot", "scale", "caches"] as const
 const ONLY = process.env.BENCH_ONLY?.split(",").map((part) => part.trim()).filter((part) => part.length > 0)
 const unknownParts = (ONLY ?? []).filter((part) => !(PARTS as ReadonlyArray<string>).includes(part))
 if (unknownParts.length > 0) throw new Error(`BENCH_ONLY: unknown part ${unknownParts.join(", ")}; the parts are ${PARTS.join(", ")}`)
@@ -147,6 +156,28 @@ const row = (mix: string, result: LoadResult, rss: number, ceiling?: number) =>
     String(result.non2xx + result.errors)
   ])
 
+/** The combination workload's answers, its pages timed alone, and the ten combinations whose slowest page took longest. */
+const printCombos = (result: LoadResult, timed: ReadonlyArray<TimedCombination>) => {
+  const statuses = Object.entries(result.statuses).map(([status, count]) => `${count} × ${status}`).join(", ")
+  console.log(`combos (seed ${COMBO_SEED}): ${result.total} responses (${statuses}), ${result.errors} errors (a request unanswered in 10 s is one); ${result.walksCutShort} later pages asked for after a last page, warm-up included`)
+  const { pages, reads } = result.kinds!
+  console.log(`combos: pages p50 ${ms(pages.p50)}, p99 ${ms(pages.p99)} (${pages.count}); single reads p50 ${ms(reads.p50)}, p99 ${ms(reads.p99)} (${reads.count})`)
+  for (const failure of result.failures) console.log(`  not 200: ${failure}`)
+  const pageTimes = timed.flatMap((combination) => combination.pageMs).sort((a, b) => a - b)
+  const over = pageTimes.filter((time) => time > PAGE_TARGET_MS).length
+  console.log(
+    `combos one request at a time, warm: ${pageTimes.length} pages, p50 ${ms(percentileOf(pageTimes, 0.5))}, p99 ${ms(percentileOf(pageTimes, 0.99))}, slowest ${
+      ms(pageTimes.at(-1) ?? 0)
+    }; ${over} over ${PAGE_TARGET_MS} ms`
+  )
+  const slowest = [...timed].sort((a, b) => Math.max(...b.pageMs) - Math.max(...a.pageMs)).slice(0, 10)
+  console.log("ten slowest combinations (slowest page as a single request; rows a page):")
+  for (const { pageMs, pageRows, query } of slowest) {
+    const page = pageMs.indexOf(Math.max(...pageMs))
+    console.log(`  ${ms(pageMs[page]!)} page ${page + 1} of ${pageMs.length} (${pageRows.join("/")} rows): ${query === "" ? "(no filter)" : decodeURIComponent(query.replaceAll("+", "%20"))}`)
+  }
+}
+
 const main = async () => {
   console.log(`bench: ${LARGE} and ${SMALL} listings on ${new URL(serverUrl).host}; ${CONNECTIONS} connections, ${DURATION}s per mix`)
   console.log("bench: the rate limiter counts every request but refuses none (DROPSHELF_RATE_LIMIT=count-only)")
@@ -220,8 +251,8 @@ const main = async () => {
     console.log(`OTLP: ${received.exports} exports, ${(received.bytes / 1e6).toFixed(1)} MB received`)
     await sink.close()
   }
-  // The mixed workload's row goes beside the single-page ones, though it is measured last.
-  const mixedRowAt = rows.length
+  // The mixed and combination workloads' rows go beside the single-page ones, though measured last.
+  let listRowsAt = rows.length
 
   // The full since pull walks every row by id; its cursor near the end (four pages of 250
   // before the last) serves the deep-page mix.
@@ -250,14 +281,25 @@ const main = async () => {
     const walks = mixedWalks(idsAcross(large.name, MIXED_IDS))
     mixed = loadWalks(port, key, walks, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP })
     row(`mixed: ${MIXED_FILTERS.length} filter sets × 3 pages, single reads`, mixed, rssMb(server.pid!), ceiling.requestsPerSecond)
-    rows.splice(mixedRowAt, 0, rows.pop()!)
+    rows.splice(listRowsAt++, 0, rows.pop()!)
     // The same mix asked by ten pro accounts, of listings pro can read: readers told which rows
     // they revealed, whose reads share statements with other accounts' as a population's do.
     const proKeys = Array.from({ length: 10 }, () => keyFor(large.name, "pro"))
     const proWalks = mixedWalks(idsAcross(large.name, MIXED_IDS, Plan.Plans.pro.accessDelayMs))
     const proMixed = loadWalks(port, proKeys, proWalks, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP })
     row("mixed, as ten pro accounts", proMixed, rssMb(server.pid!), ceiling.requestsPerSecond)
-    rows.splice(mixedRowAt + 1, 0, rows.pop()!)
+    rows.splice(listRowsAt++, 0, rows.pop()!)
+  }
+
+  let combos: { readonly load: LoadResult; readonly timed: ReadonlyArray<TimedCombination> } | undefined
+  if (runs("combos")) {
+    const queries = combinations(COMBOS, COMBO_SEED)
+    // Three reads a combination: each comes once a cycle, so the 50 connections start at 50 different ones.
+    const walks = mixedWalks(idsAcross(large.name, 3 * COMBOS), queries)
+    const comboLoad = loadWalks(port, key, walks, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP })
+    row(`combos: ${COMBOS} random combinations × 3 pages, single reads`, comboLoad, rssMb(server.pid!), ceiling.requestsPerSecond)
+    rows.splice(listRowsAt++, 0, rows.pop()!)
+    combos = { load: comboLoad, timed: await timeCombinations(port, key, queries, 3) }
   }
   await stop(server)
 
@@ -317,6 +359,7 @@ const main = async () => {
     console.log(`mixed workload: pages p50 ${ms(pages.p50)}, p99 ${ms(pages.p99)} (${pages.count}); single reads p50 ${ms(reads.p50)}, p99 ${ms(reads.p99)} (${reads.count})`)
     for (const failure of mixed.failures) console.log(`  not 200: ${failure}`)
   }
+  if (combos !== undefined) printCombos(combos.load, combos.timed)
   console.log(`idle server RSS: ${idleRss.toFixed(0)} MB (${process.env.BENCH_BUNDLE ?? "the bundle of npm run build"})${idleRssFromSources === undefined ? "" : `; ${idleRssFromSources.toFixed(0)} MB from the sources`}`)
   if (pull !== undefined && runs("since")) console.log(`since pull after the mixes: ${pull.pulled} rows at ${pull.rate.toFixed(0)} rows/s, peak server RSS ${pull.peakRss.toFixed(0)} MB`)
   if (freshPull !== undefined) console.log(`since pull, fresh server: ${freshPull.pulled} rows at ${freshPull.rate.toFixed(0)} rows/s, peak server RSS ${freshPull.peakRss.toFixed(0)} MB`)

