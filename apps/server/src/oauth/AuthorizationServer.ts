@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Clock, Context, Effect, Layer, Result, Schedule } from "effect"
+import { Clock, Context, Effect, Layer, Schedule } from "effect"
 import { HttpServer } from "effect/http"
 import { NetAddress } from "effect/net"
 import type { Adapter, AdapterPayload, Configuration, default as Provider, KoaContextWithOIDC } from "oidc-provider"
@@ -271,12 +271,11 @@ export const layer = (options: { readonly trustProxy: boolean; readonly registra
         const audience = Array.isArray(found.aud) ? found.aud : [found.aud]
         // RFC 8707: a token for another resource is not a token here, whoever issued it.
         if (!audience.includes(at)) return yield* refused(`The access token was not issued for ${at}`)
-        const caller = yield* Effect.result(directory.authenticateGrant(found.grantId))
-        if (Result.isFailure(caller)) return yield* caller.failure
-        const application = caller.success.key.application
+        const caller = yield* directory.authenticateGrant(found.grantId)
+        const application = caller.key.application
         if (!application) return yield* refused("The access token names no connected application")
         const granted = scopesOfToken(found.scope).filter((scope) => application.scopes.includes(scope))
-        return { ...caller.success, key: { ...caller.success.key, application: { ...application, scopes: granted } } }
+        return { ...caller, key: { ...caller.key, application: { ...application, scopes: granted } } }
       })
 
       return AuthorizationServer.of({ issuer, resource, provider, registrationsPerMinute: options.registrationsPerMinute, handle, callerOf })
