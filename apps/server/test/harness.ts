@@ -361,3 +361,9 @@ export const readToClose = (res: IncomingMessage, each: (chunk: Buffer) => void 
     res.on("error", () => {})
     res.on("close", () => settle({ complete: res.complete, text: Buffer.concat(chunks).toString("utf8") }))
   })
+
+/** Waits out the end of a wall-clock minute, so a sequence of counted requests stays inside one rate-limit window. */
+export const awayFromMinuteEdge = async (seconds = 10) => {
+  const second = new Date().getUTCSeconds()
+  if (second >= 60 - seconds) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
+}

@@ -6,7 +6,7 @@
  * (the boundary does not depend on storage).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { account, memoryAdapter, type Running, start } from "./harness.ts"
+import { account, awayFromMinuteEdge, memoryAdapter, type Running, start } from "./harness.ts"
 import { rawExchange } from "./rawHttp.ts"
 
 const RATE_HEADERS = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]
@@ -20,7 +20,11 @@ describe("rate-limit headers on every keyed answer", () => {
 
   afterAll(() => server?.close())
 
-  const fresh = async (name: string) => (await account(server, "pro", name)).secret
+  // Each test counts a fresh key's requests in one wall-clock window.
+  const fresh = async (name: string) => {
+    await awayFromMinuteEdge()
+    return (await account(server, "pro", name)).secret
+  }
   const send = (method: string, path: string, secret: string, init: { headers?: Record<string, string>; body?: string } = {}) =>
     fetch(`${server.base}${path}`, {
       method,
