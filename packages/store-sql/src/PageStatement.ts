@@ -1,4 +1,4 @@
-import { Bands, ListingFilter, type ListingStore, ListQuery, Time } from "@dropshelf/core"
+import { Bands, ListingFilter, type ListingStore, type ListQuery, Time } from "@dropshelf/core"
 import { Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
@@ -22,10 +22,6 @@ export type PageStatementRequest = Omit<ListingStore.PageRequest, "reader"> & {
 
 /** `LIKE` pattern for "contains term", with the pattern characters taken literally. */
 const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-
-/** The directory-score range's bounds, by the same decile rule as `Bands.directoryScoreRange`. */
-const scoreLow = `LEAST(90, (directory_score / 10) * 10)`
-const scoreHigh = `CASE WHEN ${scoreLow} = 90 THEN 100 ELSE ${scoreLow} + 9 END`
 
 /**
  * Whose reveals a reader statement asks for: every account of `accounts` on every row (a page,
@@ -123,11 +119,12 @@ export const make = (sql: SqlClient.SqlClient): PageStatement => {
     if (f.recommended === true) {
       where.push(sql`category IS NOT NULL`)
       where.push(sql`jsonb_array_length(linked_by) > 0`)
-      where.push(sql`directory_score >= ${integer(ListQuery.RECOMMENDED_SCORE_FLOOR)}`)
     }
-    if (f.rsMin !== undefined || f.rsMax !== undefined) where.push(sql`directory_score IS NOT NULL`)
-    if (f.rsMin !== undefined) where.push(sql`${sql.literal(scoreLow)} >= ${integer(f.rsMin)}`)
-    if (f.rsMax !== undefined) where.push(sql`${sql.literal(scoreHigh)} <= ${integer(f.rsMax)}`)
+    // rsMin, rsMax and recommended as one range of exact scores; a set admitting none is FALSE,
+    // which Postgres folds: the page is answered without reading an index.
+    const scores = ListingFilter.directoryScoreBounds(f)
+    if (scores === null) where.push(sql.literal("FALSE"))
+    else if (scores !== undefined) where.push(sql`directory_score BETWEEN ${integer(scores.low)} AND ${integer(scores.high)}`)
     if (f.sources !== undefined) where.push(sql`source = ANY(${texts(f.sources)})`)
     if (f.spam !== undefined) where.push(sql`spam = ${text(f.spam)}`)
     if (f.openTierOnly === true) where.push(sql`tier = 'open'`)

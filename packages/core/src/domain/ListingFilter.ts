@@ -20,6 +20,31 @@ export interface Derived {
 
 export const derive = (listing: ListingRecord): Derived => ({ searchText: searchText(listing), tld: tldOf(listing.domain) })
 
+/** Whether `rsMin`, `rsMax` or `recommended` narrow the directory score: rows without one are then excluded. */
+const boundsScore = (f: ListFilters) => f.rsMin !== undefined || f.rsMax !== undefined || f.recommended === true
+
+/** Whether an exact directory score passes `rsMin`, `rsMax` (on its published range) and `recommended`'s floor. */
+const scoreAdmitted = (score: number, f: ListFilters): boolean => {
+  if (f.recommended === true && score < RECOMMENDED_SCORE_FLOOR) return false
+  const range = directoryScoreRange(score)
+  return (f.rsMin === undefined || range.low >= f.rsMin) && (f.rsMax === undefined || range.high <= f.rsMax)
+}
+
+/** Every exact directory score there is: whole numbers 0-100. */
+const SCORES = Array.from({ length: 101 }, (_, score) => score)
+
+/**
+ * The exact directory scores the filters admit, as one closed range (each condition is a bound,
+ * so they form one): `undefined` when no filter narrows the score, `null` when the filters admit
+ * none (`rsMax=5`: no published range ends that low). A store can test the score against two
+ * numbers, and answer a filter set that admits no score without reading a row.
+ */
+export const directoryScoreBounds = (f: ListFilters): { readonly low: number; readonly high: number } | null | undefined => {
+  if (!boundsScore(f)) return undefined
+  const admitted = SCORES.filter((score) => scoreAdmitted(score, f))
+  return admitted.length === 0 ? null : { low: admitted[0]!, high: admitted[admitted.length - 1]! }
+}
+
 /**
  * The reference semantics of every `GET /domains` filter, which each store must reproduce.
  * `min`-style filters exclude rows whose metric is null rather than ranking them low.
@@ -53,16 +78,8 @@ export const matchesFilters = (listing: ListingRecord, filters: ListFilters, now
     })
     if (!inBand) return false
   }
-  if (f.recommended === true) {
-    if (listing.category === null || listing.linkedBy.length === 0) return false
-    if (listing.directoryScore === null || listing.directoryScore < RECOMMENDED_SCORE_FLOOR) return false
-  }
-  if (f.rsMin !== undefined || f.rsMax !== undefined) {
-    if (listing.directoryScore === null) return false
-    const range = directoryScoreRange(listing.directoryScore)
-    if (f.rsMin !== undefined && range.low < f.rsMin) return false
-    if (f.rsMax !== undefined && range.high > f.rsMax) return false
-  }
+  if (f.recommended === true && (listing.category === null || listing.linkedBy.length === 0)) return false
+  if (boundsScore(f) && (listing.directoryScore === null || !scoreAdmitted(listing.directoryScore, f))) return false
   if (f.sources !== undefined && (listing.source === null || !f.sources.includes(listing.source))) return false
   if (f.spam !== undefined && listing.spam !== f.spam) return false
   if (f.openTierOnly === true && listing.tier !== "open") return false

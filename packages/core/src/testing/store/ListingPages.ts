@@ -44,6 +44,12 @@ const filterCases: ReadonlyArray<ListFilters> = [
   { rsMin: 50 },
   { rsMax: 49 },
   { rsMin: 20, rsMax: 79 },
+  { rsMin: 35, rsMax: 100 },
+  { recommended: true, rsMax: 69 },
+  // Filter sets no score can pass: no published range ends below 9, or lies inside 81-83.
+  { rsMax: 5 },
+  { rsMin: 81, rsMax: 83 },
+  { recommended: true, rsMax: 14 },
   { sources: ["auction"] },
   { spam: "moderate" },
   { openTierOnly: true },
@@ -166,6 +172,9 @@ export const pages = (run: Run) => {
       for (const id of ["SSSSSSS1", "SSSSSSS3", "SSSSSSS4"]) assert.include(earliest.rows.map((row) => row.id), id)
       const plain = yield* store.page(pageRequest())
       assert.deepStrictEqual(plain.rows.map((row) => row.id), ["SSSSSSS1", "SSSSSSS3"])
+      // Filters no active row can pass still leave a since run its tombstones.
+      const none = yield* store.page(pageRequest({ since, filters: { rsMax: 5 } }))
+      assert.deepStrictEqual(none.rows.map((row) => [row.id, row.status]), [["SSSSSSS4", "delisted"]])
     })))
 
   it.live("every page says whether its cursor's anchor exists, as find says, tombstones included", () =>
