@@ -539,6 +539,24 @@ const authorizations = statements(
   `CREATE INDEX authorization_documents_by_expiry ON authorization_documents (expires_at) WHERE expires_at IS NOT NULL`
 )
 
+/*
+ * 0022: `recommended` asks whether a listing is linked from anywhere. Read from linked_by, that
+ * took each candidate row from the table; as a stored column carried in the indexes of the
+ * orders, a `recommended` page is tested inside the index like every other filter (0010).
+ */
+const LINKED_COLUMNS = `updated_at, tld, category, spam, tier, published_value_cents, referring_domains, directory_score,
+  featured_rank, age_years, citability_score, source, availability_checked_at, linked`
+const linkedInIndexes = statements(
+  `ALTER TABLE listings ADD COLUMN linked boolean GENERATED ALWAYS AS (jsonb_array_length(linked_by) > 0) STORED`,
+  `DROP INDEX listings_active`,
+  `CREATE INDEX listings_active ON listings (id) INCLUDE (discovered_at, ${LINKED_COLUMNS}, search_text) WHERE status = 'active'`,
+  `DROP INDEX listings_latest`,
+  `CREATE INDEX listings_latest ON listings (discovered_at DESC, id) INCLUDE (${LINKED_COLUMNS}) WHERE status = 'active'`,
+  `DROP INDEX listings_tld_latest`,
+  `CREATE INDEX listings_tld_latest ON listings (tld, discovered_at DESC, id) INCLUDE (${LINKED_COLUMNS.replace("tld, ", "")})
+    WHERE status = 'active'`
+)
+
 /** Every migration, keyed `<id>_<name>`; the Migrator runs the ones newer than the latest applied. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_initial": initial,
@@ -558,15 +576,28 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0017_sessions": sessions,
   "0019_passkeys": passkeys,
   "0020_security_events": securityEvents,
-  "0021_authorizations": authorizations
+  "0021_authorizations": authorizations,
+  "0022_linked_in_indexes": linkedInIndexes
 }
 
 const run = Migrator.make({})
+
+/*
+ * Migrations that write listings anew: the table's visibility map starts empty, so until a
+ * vacuum every index-only page read would fetch each row from the table too; and its
+ * statistics are gone. A vacuum cannot run inside a migration's transaction: it runs after.
+ */
+const REWRITE_LISTINGS = new Set(["0022_linked_in_indexes"])
 
 /** Applies pending migrations; returns the names applied by this call (empty when up to date). */
 export const migrate: Effect.Effect<ReadonlyArray<string>, never, SqlClient.SqlClient> = run({
   loader: Migrator.fromRecord(migrations)
 }).pipe(
   Effect.map((applied) => applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)),
+  Effect.tap((applied) =>
+    applied.some((name) => REWRITE_LISTINGS.has(name))
+      ? Effect.flatMap(SqlClient.SqlClient, (sql) => sql`VACUUM (ANALYZE) listings`)
+      : Effect.void
+  ),
   Effect.orDie
 )

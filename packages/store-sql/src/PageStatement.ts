@@ -118,7 +118,7 @@ export const make = (sql: SqlClient.SqlClient): PageStatement => {
     }
     if (f.recommended === true) {
       where.push(sql`category IS NOT NULL`)
-      where.push(sql`jsonb_array_length(linked_by) > 0`)
+      where.push(sql`linked`)
     }
     // rsMin, rsMax and recommended as one range of exact scores; a set admitting none is FALSE,
     // which Postgres folds: the page is answered without reading an index.

@@ -25,7 +25,8 @@ const EVERY_MIGRATION = [
   "0001_initial", "0002_row_version_and_auth_notify", "0003_reshape_invented_names", "0004_idempotency_keys",
   "0005_since_horizon", "0006_watches", "0007_key_expiry", "0010_read_indexes", "0011_search_statistics",
   "0012_running_holds", "0013_tld_latest", "0014_running_holds_by_end", "0015_watch_event_versions",
-  "0016_account_email", "0017_sessions", "0019_passkeys", "0020_security_events", "0021_authorizations"
+  "0016_account_email", "0017_sessions", "0019_passkeys", "0020_security_events", "0021_authorizations",
+  "0022_linked_in_indexes"
 ]
 
 const freshDir = () => mkdtempSync(join(tmpdir(), "dropshelf-embedded-"))

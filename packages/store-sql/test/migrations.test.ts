@@ -2,10 +2,10 @@ import { type Ids, ListingStore, Masking } from "@dropshelf/core"
 import { Fixtures } from "@dropshelf/core/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import { SqlClient } from "effect/sql"
-import { migrations } from "../src/Migrations.ts"
-import type { StoreSql } from "../src/index.ts"
-import { closePglite, describeOnServer, pgliteStores, serverStores } from "./support.ts"
+import { Migrator, SqlClient } from "effect/sql"
+import { migrate, migrations } from "../src/Migrations.ts"
+import { StoreSql } from "../src/index.ts"
+import { closePglite, describeOnServer, pgliteStores, serverClientIn, serverStores } from "./support.ts"
 
 /*
  * Rows imported before invented labels became one word keep the mask and word count they were
@@ -62,4 +62,35 @@ afterAll(closePglite)
 
 describeOnServer("sql (server) migrations", (databaseUrl) => {
   suite("sql (server) migrations", serverStores(databaseUrl))
+})
+
+/*
+ * 0022 writes listings anew (a stored column). A table written anew has an empty visibility
+ * map: until a vacuum, every index-only page read also fetches each row it tests from the
+ * table. Migrating vacuums it.
+ */
+describeOnServer("sql (server) migration 0022", (databaseUrl) => {
+  it.effect("stores whether each listing is linked, and leaves listings vacuumed and analysed", () =>
+    Effect.gen(function*() {
+      const sql = yield* serverClientIn(databaseUrl(), `m22_${Date.now()}`)
+      const earlier = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0022"))
+      yield* Migrator.make({})({ loader: Migrator.fromRecord(earlier) }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      yield* Effect.gen(function*() {
+        const store = yield* ListingStore.ListingStore
+        yield* store.upsert(Array.from({ length: 400 }, (_, n) =>
+          Fixtures.listingInput(`L${String(n).padStart(7, "0")}`, { linkedBy: n % 2 === 0 ? [] : ["bbc.co.uk"] })))
+      }).pipe(Effect.provide(StoreSql.layerStores), Effect.provideService(SqlClient.SqlClient, sql))
+
+      const applied = yield* migrate.pipe(Effect.provideService(SqlClient.SqlClient, sql))
+
+      assert.deepStrictEqual(applied, ["0022_linked_in_indexes"])
+      const [linked] = yield* sql<{ yes: number; no: number }>`SELECT count(*) FILTER (WHERE linked)::int AS yes,
+        count(*) FILTER (WHERE NOT linked)::int AS no FROM listings`
+      assert.deepStrictEqual(linked, { yes: 200, no: 200 })
+      const [table] = yield* sql<{ pages: number; visible: number; analysed: boolean }>`SELECT relpages AS pages,
+        relallvisible AS visible, reltuples > 0 AS analysed FROM pg_class WHERE oid = 'listings'::regclass`
+      assert.isAbove(table!.pages, 0)
+      assert.strictEqual(table!.visible, table!.pages)
+      assert.isTrue(table!.analysed)
+    }).pipe(Effect.scoped))
 })
