@@ -1,6 +1,7 @@
 import { Clock, Config, Duration, Effect, Layer, Option } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { AvailabilityCheck } from "@dropshelf/core"
+import { wholeNumberBetween } from "./Settings.ts"
 
 /**
  * The reveal's on-the-spot availability re-check over RDAP (RFC 9083): `GET {base}/domain/{name}`.
@@ -67,7 +68,8 @@ export const layer = (options: Options): Layer.Layer<AvailabilityCheck.Availabil
 export const layerFromEnv: Layer.Layer<AvailabilityCheck.AvailabilityCheck, Config.ConfigError> = Layer.unwrap(
   Effect.gen(function*() {
     const url = yield* Config.option(Config.String("DROPSHELF_RDAP_URL"))
-    const timeoutMs = yield* Config.Int("DROPSHELF_RDAP_TIMEOUT_MS").pipe(Config.withDefault(3000))
+    // A reveal waits for the look-up: more than half a minute is no longer a wait.
+    const timeoutMs = yield* wholeNumberBetween("DROPSHELF_RDAP_TIMEOUT_MS", 100, 30_000, 3000)
     return Option.isSome(url) && url.value.trim() !== ""
       ? layer({ baseUrl: url.value.trim(), timeout: Duration.millis(timeoutMs) })
       : AvailabilityCheck.AvailabilityCheck.layerStampOnly
