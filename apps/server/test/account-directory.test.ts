@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Operators } from "@dropshelf/core"
-import { addListings, call, listing, memoryAdapter, type Running, start } from "./harness.ts"
+import { addListings, awayFromMinuteEdge, call, listing, memoryAdapter, type Running, start } from "./harness.ts"
 import { accountWithLink, csrfOf, expectAccountPageHeaders, send, signIn } from "./accountSupport.ts"
 
 /*
@@ -11,12 +11,6 @@ import { accountWithLink, csrfOf, expectAccountPageHeaders, send, signIn } from 
 
 const DAY = 86_400_000
 const UPGRADE_URL = "https://shop.example.com/upgrade?from=directory"
-
-/** Waits out the end of a wall-clock minute, so a burst stays inside one rate-limit window. */
-const awayFromMinuteEdge = async (seconds = 15) => {
-  const second = new Date().getUTCSeconds()
-  if (second >= 60 - seconds) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
-}
 
 /** Text as the templates escape it. */
 const escaped = (text: string) =>
@@ -86,7 +80,7 @@ describe("the account area's directory over HTTP", () => {
   })
 
   it("a person's requests count against the plan's per-minute ceiling, apart from the account's keys", async () => {
-    await awayFromMinuteEdge()
+    await awayFromMinuteEdge(15)
     const { secret, session } = await person(server, "free", "web-limit")
     for (let request = 1; request <= 20; request++) {
       const path = request % 2 === 0 ? "/account/directory" : "/account"

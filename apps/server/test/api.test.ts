@@ -9,7 +9,7 @@ import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Operators } from "@dropshelf/core"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { account, addListings, call, conformance, type Exchange, listing, type Running, start } from "./harness.ts"
+import { account, addListings, awayFromMinuteEdge, call, conformance, type Exchange, listing, type Running, start } from "./harness.ts"
 
 /** The watch operations (watches.test.ts tests them). */
 const WATCH_OPERATIONS = [
@@ -56,11 +56,6 @@ const getAsSent = (server: Running, path: string, secret: string) =>
     })
     request.on("error", reject)
   })
-
-const awayFromMinuteEdge = async () => {
-  const second = new Date().getUTCSeconds()
-  if (second >= 50) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
-}
 
 for (const adapter of adapters) {
   describe.skipIf(adapter.skip !== undefined)(`REST API on ${adapter.name}${adapter.skip ? ` (skipped: ${adapter.skip})` : ""}`, () => {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ApiKey, KeyStore, Operators } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { account, type Adapter, call, memoryAdapter, type Running, start } from "./harness.ts"
+import { account, type Adapter, awayFromMinuteEdge, call, memoryAdapter, type Running, start } from "./harness.ts"
 
 const CEILING = 4
 
@@ -28,12 +28,6 @@ const countingLookUps = (adapter: Adapter, lookUps: { count: number }): Adapter 
       }))
     }))
 })
-
-/** Counts reset on the wall-clock minute: a sequence that must stay inside one starts well before its end. */
-const awayFromMinuteEdge = async () => {
-  const second = new Date().getUTCSeconds()
-  if (second >= 52) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
-}
 
 const unknownKey = () => Effect.runPromise(ApiKey.generateSecret.pipe(Effect.provide(StoreMemory.layerCrypto)))
 
@@ -82,7 +76,7 @@ for (const adapter of adapters) {
       const revoked = await account(server, "pro", "revoked")
       await server.run(Operators.Operators.use((operators) => operators.revokeKey(revoked.prefix)))
       const unknown = await unknownKey()
-      await awayFromMinuteEdge()
+      await awayFromMinuteEdge(8)
       const from = { "x-forwarded-for": newAddress() }
       const refused: Array<Record<string, string>> = [
         {},
@@ -111,7 +105,7 @@ for (const adapter of adapters) {
     it("the boundary's answers before a handler (405, no route) count a refused key against the address", async () => {
       const valid = await account(server, "pro", "boundary")
       const unknown = await unknownKey()
-      await awayFromMinuteEdge()
+      await awayFromMinuteEdge(8)
       const from = { "x-forwarded-for": newAddress() }
       for (const [method, path] of [["DELETE", "/api/v1/me"], ["PUT", "/api/v1/holds"], ["GET", "/api/v1/nowhere"], ["GET", "/api/v1/me/"]] as const) {
         const response = await call(server, method, path, { key: unknown, headers: from })
@@ -126,7 +120,7 @@ for (const adapter of adapters) {
     it("/mcp: refused keys count against the same address as REST's; past the ceiling 429, a valid key too", async () => {
       const valid = await account(server, "pro", "mcp")
       const unknown = await unknownKey()
-      await awayFromMinuteEdge()
+      await awayFromMinuteEdge(8)
       const from = { "x-forwarded-for": newAddress() }
       expect((await call(server, "GET", "/api/v1/me", { key: unknown, headers: from })).status).toBe(401)
       expect((await call(server, "GET", "/api/v1/me", { headers: from })).status).toBe(401)
@@ -146,7 +140,7 @@ for (const adapter of adapters) {
     })
 
     it("behind a trusted proxy the client is the rightmost address it did not append itself: a spoofed entry to its left changes nothing", async () => {
-      await awayFromMinuteEdge()
+      await awayFromMinuteEdge(8)
       const client = newAddress()
       for (let n = 0; n < CEILING; n++) {
         const spoofed = { "x-forwarded-for": `203.0.113.${n}, ${client}` }
@@ -186,7 +180,7 @@ describe("refused keys per address without a trusted proxy", () => {
   })
 
   it("X-Forwarded-For is ignored: every request counts under the socket's address", async () => {
-    await awayFromMinuteEdge()
+    await awayFromMinuteEdge(8)
     for (const forwarded of ["198.51.100.200", "198.51.100.201"]) {
       expect((await call(server, "GET", "/api/v1/me", { headers: { "x-forwarded-for": forwarded } })).status).toBe(401)
     }

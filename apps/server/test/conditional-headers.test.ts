@@ -5,17 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Operators } from "@dropshelf/core"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { account, addListings, call, listing, type Running, start } from "./harness.ts"
+import { account, addListings, awayFromMinuteEdge, call, listing, type Running, start } from "./harness.ts"
 import { rawExchange } from "./rawHttp.ts"
 
 const DAY = 86_400_000
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-/** Waits out the end of a wall-clock minute, so that a sequence of requests shares one rate-limit window. */
-const awayFromMinuteEdge = async () => {
-  const second = new Date().getUTCSeconds()
-  if (second >= 45) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
-}
 
 const remainingOf = (response: { readonly headers: Headers }) => Number(response.headers.get("x-ratelimit-remaining"))
 
@@ -51,7 +45,7 @@ for (const adapter of adapters) {
 
     describe("ETag and If-None-Match", () => {
       it("the four reads carry an ETag; a matching If-None-Match is 304 without a body, and is not counted", async () => {
-        await awayFromMinuteEdge()
+        await awayFromMinuteEdge(15)
         const key = await account(server, "pro", "conditional")
         for (const path of [page, `/api/v1/domains/${rows[0]!.id}`, "/api/v1/holds", "/api/v1/me"]) {
           const first = await get(path, key.secret)
@@ -77,7 +71,7 @@ for (const adapter of adapters) {
       })
 
       it("a stale tag is answered 200 as usual, with the current tag, and counted", async () => {
-        await awayFromMinuteEdge()
+        await awayFromMinuteEdge(15)
         const key = await account(server, "pro", "stale")
         const path = `/api/v1/domains/${rows[1]!.id}`
         const first = await get(path, key.secret)
@@ -117,7 +111,7 @@ for (const adapter of adapters) {
       })
 
       it("HEAD answers as GET does, without a body, counts, and is 304 on a matching tag", async () => {
-        await awayFromMinuteEdge()
+        await awayFromMinuteEdge(15)
         const key = await account(server, "pro", "head")
         const path = `/api/v1/domains/${rows[3]!.id}`
         const got = await get(path, key.secret)
@@ -133,7 +127,7 @@ for (const adapter of adapters) {
       })
 
       it("a key whose window is spent gets the 429, conditional or not", async () => {
-        await awayFromMinuteEdge()
+        await awayFromMinuteEdge(15)
         const key = await account(server, "free", "spent")
         const path = `/api/v1/domains/${rows[4]!.id}`
         const tag = await tagOf(path, key.secret)
@@ -226,7 +220,7 @@ for (const adapter of adapters) {
       })
 
       it("a counted request moves /me's tag: its body tells what is left", async () => {
-        await awayFromMinuteEdge()
+        await awayFromMinuteEdge(15)
         const key = await account(server, "pro", "me-moves")
         const me = await get("/api/v1/me", key.secret)
         expect((await get("/api/v1/me", key.secret, { "if-none-match": me.headers.get("etag")! })).status).toBe(304)
@@ -258,7 +252,7 @@ for (const adapter of adapters) {
 
     describe("standard headers", () => {
       it("RateLimit-Policy and RateLimit say what X-RateLimit-* say, as IETF structured fields", async () => {
-        await awayFromMinuteEdge()
+        await awayFromMinuteEdge(15)
         const key = await account(server, "pro", "ietf")
         const response = await get("/api/v1/me", key.secret)
         expect(response.headers.get("ratelimit-policy")).toBe("\"per-minute\";q=60;w=60")
@@ -343,7 +337,7 @@ for (const adapter of adapters) {
       })
 
       it("X-Request-Id is also on the 429 of a spent window, /docs, /mcp and the answer to broken HTTP", async () => {
-        await awayFromMinuteEdge()
+        await awayFromMinuteEdge(15)
         const key = await account(server, "free", "request-id-more")
         for (let i = 0; i < 20; i++) await get("/api/v1/holds", key.secret)
         const limited = await call(server, "GET", "/api/v1/holds", { key: key.secret, headers: { "x-request-id": "limited-1" } })

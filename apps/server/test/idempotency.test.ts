@@ -8,16 +8,10 @@ import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AvailabilityCheck, IdempotencyStore, Operators } from "@dropshelf/core"
 import { adapters, cleanupPgliteDirs } from "./adapters.ts"
-import { account, addListings, call, conformanceProblems, listing, type Running, start } from "./harness.ts"
+import { account, addListings, awayFromMinuteEdge, call, conformanceProblems, listing, type Running, start } from "./harness.ts"
 
 const KEY_HEADER = "idempotency-key"
 const REPLAYED = "idempotent-replayed"
-
-/** Waits out the end of a wall-clock minute, so a burst stays inside one rate-limit window. */
-const awayFromMinuteEdge = async (seconds = 15) => {
-  const second = new Date().getUTCSeconds()
-  if (second >= 60 - seconds) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
-}
 
 /**
  * Availability checks that wait, for names starting `slow-`: the test learns when a reveal is
@@ -145,7 +139,7 @@ for (const adapter of adapters) {
     })
 
     it("50 concurrent duplicates of one hold make one hold, and all get the same status and body", async () => {
-      await awayFromMinuteEdge()
+      await awayFromMinuteEdge(15)
       const business = await account(server, "business", "fifty")
       const id = await newListing()
       await call(server, "POST", `/api/v1/domains/${id}/reveal`, { key: business.secret })
@@ -211,7 +205,7 @@ for (const adapter of adapters) {
     })
 
     it("refusals are kept and replayed (a 402 stays a 402 after an upgrade, a 403 after the reveal); /me's counts do not move, the rate limit does", async () => {
-      await awayFromMinuteEdge()
+      await awayFromMinuteEdge(15)
       const free = await account(server, "free", "replayed-refusals")
       const featured = await newListing({ tier: "featured", featuredRank: 1 })
       const key = crypto.randomUUID()

@@ -7,13 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { account, addListings, call, listing, memoryAdapter, type Running, start } from "./harness.ts"
-
-/** Waits out the end of a wall-clock minute, so a sequence stays inside one rate-limit window. */
-const awayFromMinuteEdge = async (seconds = 10) => {
-  const second = new Date().getUTCSeconds()
-  if (second >= 60 - seconds) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000))
-}
+import { account, addListings, awayFromMinuteEdge, call, listing, memoryAdapter, type Running, start } from "./harness.ts"
 
 interface Connected {
   readonly client: Client
