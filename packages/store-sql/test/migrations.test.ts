@@ -67,7 +67,7 @@ describeOnServer("sql (server) migrations", (databaseUrl) => {
 /*
  * 0022 writes listings anew (a stored column). A table written anew has an empty visibility
  * map: until a vacuum, every index-only page read also fetches each row it tests from the
- * table. Migrating vacuums it.
+ * table. Migrating vacuums and analyses it.
  */
 describeOnServer("sql (server) migration 0022", (databaseUrl) => {
   it.effect("stores whether each listing is linked, and leaves listings vacuumed and analysed", () =>
@@ -87,10 +87,11 @@ describeOnServer("sql (server) migration 0022", (databaseUrl) => {
       const [linked] = yield* sql<{ yes: number; no: number }>`SELECT count(*) FILTER (WHERE linked)::int AS yes,
         count(*) FILTER (WHERE NOT linked)::int AS no FROM listings`
       assert.deepStrictEqual(linked, { yes: 200, no: 200 })
-      const [table] = yield* sql<{ pages: number; visible: number; analysed: boolean }>`SELECT relpages AS pages,
-        relallvisible AS visible, reltuples > 0 AS analysed FROM pg_class WHERE oid = 'listings'::regclass`
-      assert.isAbove(table!.pages, 0)
-      assert.strictEqual(table!.visible, table!.pages)
-      assert.isTrue(table!.analysed)
+      // Counted, not read off the visibility map: a transaction older than the vacuum elsewhere
+      // on the server (another test's) keeps it from marking the rewritten rows all-visible.
+      const [table] = yield* sql<{ vacuums: number; analyses: number }>`SELECT vacuum_count::int AS vacuums,
+        analyze_count::int AS analyses FROM pg_stat_user_tables WHERE relid = 'listings'::regclass`
+      assert.isAtLeast(table!.vacuums, 1)
+      assert.isAtLeast(table!.analyses, 1)
     }).pipe(Effect.scoped))
 })
