@@ -86,6 +86,21 @@ describe("passkey routes", () => {
     }
   })
 
+  it("one client address begins 30 passkey sign-ins in 15 minutes; past them a 429 page with Retry-After", async () => {
+    // A server of its own: every request here comes from one address, which this spends.
+    const own = await start(memoryAdapter)
+    try {
+      for (let n = 0; n < 30; n++) expect((await send(own, "POST", "/signin/passkey/options", { form: {} })).status).toBe(200)
+      const refused = await send(own, "POST", "/signin/passkey/options", { form: {} })
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
+      expect(refused.headers.get("content-type")).toContain("text/html")
+      expect(refused.text).toContain("Too many")
+    } finally {
+      await own.close()
+    }
+  })
+
   it("the relying party is DROPSHELF_PUBLIC_URL's host when set", async () => {
     const behind = await start(memoryAdapter, { publicUrl: "https://shelf.example" })
     try {

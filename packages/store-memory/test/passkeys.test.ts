@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Errors, Operators, Passkey, Passkeys, SecurityLogStore, Sessions, WebAuthn } from "@dropshelf/core"
+import { EmailSignIn, Errors, Operators, Passkey, Passkeys, SecurityLogStore, Sessions, WebAuthn } from "@dropshelf/core"
 import { StoreMemory } from "@dropshelf/store-memory"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
@@ -13,6 +13,7 @@ import { TestClock } from "effect/testing"
 
 const T0 = Date.UTC(2026, 5, 15, 12)
 const RP: WebAuthn.RelyingParty = { id: "127.0.0.1", name: "dropshelf", origins: ["http://127.0.0.1:8080"] }
+const CLIENT = "198.51.100.7"
 
 interface Answer {
   readonly id: string
@@ -118,7 +119,7 @@ describe("Passkeys", () => {
       // A refused answer spent its challenge: the right answer after it is refused too.
       assert.deepStrictEqual(yield* Effect.flip(passkeys.finishRegistration(caller, RP, answerTo(foreign))), new Errors.PasskeyRefused())
 
-      const sign = yield* passkeys.beginAuthentication(RP)
+      const sign = yield* passkeys.beginAuthentication(RP, CLIENT)
       assert.deepStrictEqual(yield* Effect.flip(passkeys.finishRegistration(caller, RP, answerTo(sign))), new Errors.PasskeyRefused())
       assert.deepStrictEqual(yield* passkeys.list(caller.account.id), [])
     }).pipe(Effect.provide(layer)))
@@ -132,7 +133,7 @@ describe("Passkeys", () => {
       yield* register(caller, "cred-1")
 
       yield* TestClock.adjust(60_000)
-      const ceremony = yield* passkeys.beginAuthentication(RP)
+      const ceremony = yield* passkeys.beginAuthentication(RP, CLIENT)
       const answer = { challengeId: ceremony.challengeId, response: { id: "cred-1", challenge: challengeOf(ceremony), origin: RP.origins[0]!, counter: 5 } }
       const signed = yield* passkeys.finishAuthentication(RP, answer, before)
       assert.notStrictEqual(signed.token, before)
@@ -158,17 +159,17 @@ describe("Passkeys", () => {
         response: { id, challenge: challengeOf(ceremony), origin, counter: 1 }
       })
       const refused = new Errors.PasskeyRefused()
-      assert.deepStrictEqual(yield* Effect.flip(passkeys.finishAuthentication(RP, answerTo(yield* passkeys.beginAuthentication(RP), "cred-unknown"))), refused)
+      assert.deepStrictEqual(yield* Effect.flip(passkeys.finishAuthentication(RP, answerTo(yield* passkeys.beginAuthentication(RP, CLIENT), "cred-unknown"))), refused)
       assert.deepStrictEqual(yield* Effect.flip(passkeys.finishAuthentication(RP, answerTo(yield* passkeys.beginRegistration(caller, RP)))), refused)
       assert.deepStrictEqual(
-        yield* Effect.flip(passkeys.finishAuthentication(RP, answerTo(yield* passkeys.beginAuthentication(RP), "cred-1", "https://evil.example"))),
+        yield* Effect.flip(passkeys.finishAuthentication(RP, answerTo(yield* passkeys.beginAuthentication(RP, CLIENT), "cred-1", "https://evil.example"))),
         refused
       )
       assert.deepStrictEqual(yield* Effect.flip(passkeys.finishAuthentication(RP, { challengeId: "pkc_forged", response: { id: "cred-1" } })), refused)
-      const late = yield* passkeys.beginAuthentication(RP)
+      const late = yield* passkeys.beginAuthentication(RP, CLIENT)
       yield* TestClock.adjust(Passkey.CHALLENGE_LIFETIME_MS)
       assert.deepStrictEqual(yield* Effect.flip(passkeys.finishAuthentication(RP, answerTo(late))), refused)
-      assert.isDefined(yield* passkeys.finishAuthentication(RP, answerTo(yield* passkeys.beginAuthentication(RP))))
+      assert.isDefined(yield* passkeys.finishAuthentication(RP, answerTo(yield* passkeys.beginAuthentication(RP, CLIENT))))
     }).pipe(Effect.provide(layer)))
 
   it.effect("a passkey is deleted by its own account only", () =>
@@ -188,10 +189,24 @@ describe("Passkeys", () => {
           events.filter((event) => event.kind.startsWith("passkey.")).map((event) => [event.kind, event.detail]))
       assert.deepStrictEqual(yield* kinds(caller.account.id), [["passkey.deleted", "laptop"], ["passkey.added", "laptop"]])
       assert.deepStrictEqual(yield* kinds(other.account.id), [])
-      const ceremony = yield* passkeys.beginAuthentication(RP)
+      const ceremony = yield* passkeys.beginAuthentication(RP, CLIENT)
       assert.deepStrictEqual(
         yield* Effect.flip(passkeys.finishAuthentication(RP, { challengeId: ceremony.challengeId, response: { id: "cred-1", challenge: challengeOf(ceremony), origin: RP.origins[0]!, counter: 9 } })),
         new Errors.PasskeyRefused()
       )
+    }).pipe(Effect.provide(layer)))
+  it.effect("a client address begins so many passkey sign-ins a window: past it, no challenge is stored", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const passkeys = yield* Passkeys.Passkeys
+      const { passkeySignInsPerAddress, windowMs } = EmailSignIn.DEFAULT_ATTEMPT_LIMITS
+      for (let n = 0; n < passkeySignInsPerAddress; n++) yield* passkeys.beginAuthentication(RP, CLIENT)
+      const refused = yield* Effect.flip(passkeys.beginAuthentication(RP, CLIENT))
+      assert.strictEqual(refused._tag, "TooManyAttempts")
+      assert.isAbove(refused.retryAt, T0)
+      // Another address is counted apart; the window's end frees the first.
+      yield* passkeys.beginAuthentication(RP, "198.51.100.8")
+      yield* TestClock.adjust(windowMs)
+      yield* passkeys.beginAuthentication(RP, CLIENT)
     }).pipe(Effect.provide(layer)))
 })

@@ -31,13 +31,16 @@ export interface AttemptLimits {
   readonly requestsPerEmail: number
   /** Unknown, used or expired links sent from one client address. */
   readonly badLinksPerAddress: number
+  /** Passkey sign-in ceremonies begun from one client address: each stores a challenge. */
+  readonly passkeySignInsPerAddress: number
 }
 
 export const DEFAULT_ATTEMPT_LIMITS: AttemptLimits = {
   windowMs: 15 * MINUTE,
   requestsPerAddress: 10,
   requestsPerEmail: 3,
-  badLinksPerAddress: 10
+  badLinksPerAddress: 10,
+  passkeySignInsPerAddress: 30
 }
 
 export const SignInAttemptLimits = Context.Reference<AttemptLimits>("@dropshelf/core/SignInAttemptLimits", {

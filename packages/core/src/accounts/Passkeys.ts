@@ -6,6 +6,8 @@ import * as Passkey from "../domain/Passkey.ts"
 import { PasskeyStore } from "../ports/PasskeyStore.ts"
 import { SecurityLogStore } from "../ports/SecurityLogStore.ts"
 import { type RelyingParty, WebAuthn } from "../ports/WebAuthn.ts"
+import { RateLimiter } from "../ports/RateLimiter.ts"
+import { SignInAttemptLimits, TooManyAttempts } from "./EmailSignIn.ts"
 import { makeStartSession, type SessionCaller, type SignedIn } from "./Sessions.ts"
 
 /*
@@ -35,8 +37,11 @@ export class Passkeys extends Context.Service<Passkeys, {
     rp: RelyingParty,
     answer: { readonly challengeId: string; readonly name: string; readonly response: unknown }
   ) => Effect.Effect<Passkey.PasskeyRecord, PasskeyRefused | InvalidRequest>
-  /** Options to sign in with any passkey of this relying party. */
-  readonly beginAuthentication: (rp: RelyingParty) => Effect.Effect<Ceremony>
+  /**
+   * Options to sign in with any passkey of this relying party. Anyone may ask, and each ceremony
+   * stores a challenge: `client` (its address) may begin `passkeySignInsPerAddress` a window.
+   */
+  readonly beginAuthentication: (rp: RelyingParty, client: string) => Effect.Effect<Ceremony, TooManyAttempts>
   /**
    * Verifies the authenticator's answer to `challengeId` and starts a session for the passkey's
    * account, ending the browser's `previous` session as a sign-in link does.
@@ -59,6 +64,8 @@ export class Passkeys extends Context.Service<Passkeys, {
       const webAuthn = yield* WebAuthn
       const random = yield* SecureRandom.SecureRandom
       const startSession = yield* makeStartSession
+      const limiter = yield* RateLimiter
+      const limits = yield* SignInAttemptLimits
 
       const issue = Effect.fnUntraced(function*(purpose: Passkey.ChallengeRecord["purpose"], sessionId: string | null) {
         const createdAt = yield* Clock.currentTimeMillis
@@ -122,7 +129,9 @@ export class Passkeys extends Context.Service<Passkeys, {
         return record
       })
 
-      const beginAuthentication = Effect.fn("Passkeys.beginAuthentication")(function*(rp: RelyingParty) {
+      const beginAuthentication = Effect.fn("Passkeys.beginAuthentication")(function*(rp: RelyingParty, client: string) {
+        const counted = yield* limiter.hit(`passkey-signin-address:${client}`, limits.passkeySignInsPerAddress, limits.windowMs)
+        if (!counted.allowed) return yield* new TooManyAttempts({ retryAt: counted.resetAt })
         const challenge = yield* issue("authenticate", null)
         const options = yield* webAuthn.authenticationOptions({ rp, challenge: challenge.challenge })
         return { challengeId: challenge.id, options } satisfies Ceremony

@@ -41,6 +41,7 @@ const SCRIPT = `
       if (form.elements.csrf !== undefined) body.set("csrf", form.elements.csrf.value);
       try {
         const answer = await fetch(form.dataset.options, { method: "POST", body, credentials: "same-origin" });
+        if (answer.status === 429) throw new Error("Too many sign-in attempts from here: try again in a few minutes.");
         if (!answer.ok) throw new Error("The server refused to start: reload the page and try again.");
         const { challengeId, options } = await answer.json();
         const response = form.dataset.passkey === "register"

@@ -1,7 +1,8 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse, type UrlParams } from "effect/http"
 import { Passkeys, type WebAuthn } from "@dropshelf/core"
-import { served } from "./AccountRoutes.ts"
+import { addressOf } from "../AddressGate.ts"
+import { served, tooManyAttempts } from "./AccountRoutes.ts"
 import { AccountSettings, field, formOf, make as makeGuards, page, signedInTo, type SignedInCaller as Caller } from "./SignedIn.ts"
 import * as Pages from "./Pages.ts"
 import { passkeyScript, webAuthnBrowser } from "./PasskeyAssets.ts"
@@ -90,7 +91,10 @@ export const PasskeyRoutes = Layer.unwrap(Effect.gen(function*() {
       }))),
     HttpRouter.add("POST", "/signin/passkey/options", HttpServerRequest.HttpServerRequest.use((request) =>
       isSameOrigin(request, settings.publicUrl)
-        ? Effect.map(passkeys.beginAuthentication(relyingPartyOf(request)), json)
+        ? passkeys.beginAuthentication(relyingPartyOf(request), addressOf(request)).pipe(
+          Effect.map(json),
+          Effect.catchTag("TooManyAttempts", (refused) => tooManyAttempts(refused.retryAt))
+        )
         : Effect.succeed(page(Pages.forbidden(), 403)))),
     HttpRouter.add("POST", "/signin/passkey", HttpServerRequest.HttpServerRequest.use((request) =>
       Effect.gen(function*() {
