@@ -26,7 +26,9 @@ export class DropshelfError extends Error {
   readonly revealCode: ApiErrors.RevealCode | undefined
   /** On a refused hold, extension or end, the token to branch on (`HOLD_CAP_REACHED`, `HOLD_OVER`, ...). */
   readonly holdCode: ApiErrors.HoldCode | undefined
-  /** Every field of the envelope's `error`: `resets_at`, `expires_at`, `available_at`, `limit`, `parameter`, `retry_after`, `oldest_since`, `horizon_days`. */
+  /** On a 402 `upgrade_required`, where the operator sends a caller to upgrade (`upgrade_url`), when one is set. */
+  readonly upgradeUrl: string | undefined
+  /** Every field of the envelope's `error`: `resets_at`, `expires_at`, `available_at`, `limit`, `parameter`, `retry_after`, `oldest_since`, `horizon_days`, `upgrade_url`. */
   readonly fields: ErrorFields
   /**
    * True on the 400 `invalid_request` that names `since` and carries `oldest_since`: the `since`
@@ -42,6 +44,7 @@ export class DropshelfError extends Error {
     this.code = fields.code
     this.revealCode = fields.reveal_code
     this.holdCode = fields.hold_code
+    this.upgradeUrl = typeof fields.upgrade_url === "string" ? fields.upgrade_url : undefined
     this.fields = fields
     this.resyncRequired = fields.code === "invalid_request" && fields.parameter === "since" && fields.oldest_since !== undefined
   }

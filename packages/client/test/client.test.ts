@@ -208,6 +208,22 @@ for (const adapter of adapters) {
         for await (const _ of feed) break
       })())
       expect(refusal).toMatchObject({ status: 402, code: "upgrade_required", fields: { parameter: "since" } })
+      expect(refusal.upgradeUrl).toBeUndefined()
+    })
+
+    it("a 402 names where to upgrade when the operator set it (upgradeUrl)", async () => {
+      const upgradeUrl = "https://shop.example.com/upgrade?from=client"
+      const selling = await start(adapter, { upgradeUrl })
+      try {
+        const key = await account(selling, "free", "client-upgrade")
+        const shelfOf = new Dropshelf({ baseUrl: selling.base, apiKey: key.secret, retry: { maxRetries: 0 } })
+        const refusal = await refusalOf((async () => {
+          for await (const _ of shelfOf.listings.since(new Date(Date.now() - DAY))) break
+        })())
+        expect(refusal).toMatchObject({ status: 402, code: "upgrade_required", upgradeUrl, fields: { upgrade_url: upgradeUrl } })
+      } finally {
+        await selling.close()
+      }
     })
 
     it("refuses a since past the feed's horizon with 400 invalid_request naming since, telling the caller to resynchronise, without retrying", async () => {
