@@ -42,7 +42,7 @@ const readMarker = (path: string): Effect.Effect<Marker | undefined> =>
 
 const writeMarker = (config: Runtime.DropshelfConfig, marker: Marker): Effect.Effect<void> =>
   Effect.promise(async () => {
-    await mkdir(config.dataDir, { recursive: true })
+    await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
     const path = markerPath(config)
     await writeFile(`${path}.tmp`, JSON.stringify(marker, null, 2) + "\n")
     await rename(`${path}.tmp`, path)

@@ -71,7 +71,9 @@ export const holder = (dir: string): { readonly pid: number; readonly since: num
 
 /** Takes the lock of `dir` (created if missing) for this process, or names the process holding it. */
 export const acquire = (dir: string): Acquired | Held => {
-  mkdirSync(dir, { recursive: true })
+  // The database in it holds the cursor secret and the OAuth signing keys: a directory made
+  // here is its owner's alone. One that exists keeps the mode its owner gave it.
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
   const lockPath = join(dir, LOCK_FILE)
   const pid = process.pid
   const mine = join(dir, `${LOCK_FILE}.${pid}`)

@@ -3,11 +3,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { copyPgliteTemplate } from "../../../scripts/PgliteTemplate.ts"
+import * as DataDirLock from "../src/DataDirLock.ts"
 import { StoreSql } from "../src/index.ts"
 import { DATABASE_URL } from "./support.ts"
 
@@ -66,6 +67,20 @@ const waitFor = async (predicate: () => boolean, what: string, ms = 45_000) => {
 const open = (dataDir: string) => Layer.fresh(StoreSql.layerPglite({ dataDir }))
 
 describe("sql (pglite) embedded data directory", () => {
+  it.skipIf(process.platform === "win32")("a data directory it makes is its owner's alone (mode 0700)", () => {
+    const parent = freshDir()
+    const dataDir = join(parent, "made", "here")
+    const lock = DataDirLock.acquire(dataDir)
+    try {
+      assert.strictEqual(lock._tag, "Acquired")
+      assert.strictEqual(statSync(dataDir).mode & 0o777, 0o700)
+      assert.strictEqual(statSync(join(parent, "made")).mode & 0o777, 0o700)
+    } finally {
+      if (lock._tag === "Acquired") lock.release()
+      rmSync(parent, { recursive: true, force: true })
+    }
+  })
+
   it.live("persists across reopening; migrations apply once; the cursor secret is kept", () =>
     Effect.gen(function*() {
       const dataDir = freshDir()
