@@ -24,9 +24,7 @@ const CREATE_STAGING = `CREATE TEMPORARY TABLE IF NOT EXISTS ${STAGING} (${
   UPSERT_COLUMNS.map(([name, type]) => `${name} ${name === "id" ? "text COLLATE \"C\"" : type}`).join(", ")
 })`
 
-const copyInto = (table: string) => `COPY ${table} (${UPSERT_NAMES}) FROM STDIN`
-
-const COPY = copyInto(STAGING)
+const COPY = `COPY ${STAGING} (${UPSERT_NAMES}) FROM STDIN`
 
 /** The rows of `source` upserted into `table`; `xmax = 0` tells an insert from an update, as the statement upsert does (ListingWrites.ts). */
 const mergeFrom = (source: string, table: string) => `merged AS (
@@ -75,22 +73,18 @@ export const copyText = (batch: ReadonlyArray<ListingStore.ListingInput>): strin
 
 const prepared = new WeakSet<pg.PoolClient>()
 
-/** The batch through `statement` (a COPY … FROM STDIN); how many rows it wrote. */
-const copyRows = (client: pg.PoolClient, statement: string, batch: ReadonlyArray<ListingStore.ListingInput>) =>
-  new Promise<number>((resolve, reject) => {
-    const copy = client.query(copyFrom(statement))
-    copy.on("error", reject)
-    copy.on("finish", () => resolve(copy.rowCount))
-    copy.end(copyText(batch))
-  })
-
 /** COPY into staging (created on the connection's first batch), then the merge into `merge`'s table. */
 const copyAndMerge = async (client: pg.PoolClient, merge: string, batch: ReadonlyArray<ListingStore.ListingInput>) => {
   if (!prepared.has(client)) {
     await client.query(CREATE_STAGING)
     prepared.add(client)
   }
-  await copyRows(client, COPY, batch)
+  await new Promise<void>((resolve, reject) => {
+    const copy = client.query(copyFrom(COPY))
+    copy.on("error", reject)
+    copy.on("finish", resolve)
+    copy.end(copyText(batch))
+  })
   // Several statements in one text answer with one result each (node-postgres), the merge's first.
   const results: pg.QueryResult<{ inserted: number; merged: number }> | Array<pg.QueryResult<{ inserted: number; merged: number }>> =
     await client.query(merge)
@@ -116,26 +110,6 @@ const loadBatch = async (pool: pg.Pool, batch: ReadonlyArray<ListingStore.Listin
   }
 }
 
-/*
- * A first load's batch. Its rows whose ids the fresh table does not hold yet (all of them, but
- * for a file that repeats an id) are copied straight into it: no staging, no merge, about half
- * the database's work a row. The others are upserted through staging as any batch is, so the
- * later line still wins and counts as an update. Whether an id is held is asked of the primary
- * key, one probe for the batch: nothing grows in this process with the file. The fresh table has
- * no statistics yet, and the planner would rather filter all of it through a hash of the batch's
- * ids than look each one up, ten times slower once it holds some 100 000 rows: for this
- * transaction only, it does not scan tables sequentially where an index serves.
- */
-const firstLoadBatch = async (client: pg.PoolClient, table: string, merge: string, batch: ReadonlyArray<ListingStore.ListingInput>) => {
-  const { rows } = await client.query<{ id: string }>(`SELECT id FROM ${table} WHERE id = ANY($1::text[])`, [batch.map((input) => input.id)])
-  const held = new Set(rows.map((row) => row.id))
-  const fresh = held.size === 0 ? batch : batch.filter((input) => !held.has(input.id))
-  const copied = fresh.length === 0 ? 0 : await copyRows(client, copyInto(table), fresh)
-  if (held.size === 0) return { inserted: copied, merged: copied }
-  const upserted = await copyAndMerge(client, merge, batch.filter((input) => held.has(input.id)))
-  return { inserted: copied + upserted.inserted, merged: copied + upserted.merged }
-}
-
 /**
  * A first load on one connection of the pool, in one transaction (FirstLoadTable.ts). The
  * connection goes back to the pool only after a commit or a clean rollback; closing the scope
@@ -153,8 +127,7 @@ const firstLoad = (pool: pg.Pool): Effect.Effect<FirstLoad.Session | undefined, 
       return undefined
     }
     const merge = firstLoadMerge(table.name)
-    yield* Effect.promise(() => held.client.query("SET LOCAL enable_seqscan = off"))
-    // One connection runs one statement at a time: each batch's statements run together.
+    // One connection runs one statement at a time: each batch's COPY and merge run together.
     let previous: Promise<unknown> = Promise.resolve()
     const inTurn = <A>(work: () => Promise<A>): Promise<A> => {
       const next = previous.then(work, work)
@@ -162,7 +135,7 @@ const firstLoad = (pool: pg.Pool): Effect.Effect<FirstLoad.Session | undefined, 
       return next
     }
     return {
-      upsert: upsertWith((batch) => Effect.promise(() => inTurn(() => firstLoadBatch(held.client, table.name, merge, batch)))),
+      upsert: upsertWith((batch) => Effect.promise(() => inTurn(() => copyAndMerge(held.client, merge, batch)))),
       finish: (onIndex) =>
         Effect.promise(() => inTurn(() => FirstLoadTable.swap(held.client, table, onIndex))).pipe(
           Effect.andThen(Effect.sync(() => {
