@@ -97,7 +97,7 @@ describeOnServer("sql (server, first load into an empty directory)", (databaseUr
       assert.deepStrictEqual(withoutStamp(first), withoutStamp(incremental))
     }).pipe(Effect.provide(serverCopyStores(databaseUrl))), 60_000)
 
-  it.live("a batch that repeats ids of earlier ones upserts those and copies the rest, with their watch events", () =>
+  it.live("a batch that repeats ids of earlier ones updates those and inserts the rest, with their watch events", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const loader = yield* CopyLoader.CopyLoader
