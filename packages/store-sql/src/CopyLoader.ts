@@ -26,20 +26,27 @@ const CREATE_STAGING = `CREATE TEMPORARY TABLE IF NOT EXISTS ${STAGING} (${
 
 const COPY = `COPY ${STAGING} (${UPSERT_NAMES}) FROM STDIN`
 
-/*
- * One statement, so one transaction of its own: the batch leaves staging and enters listings
- * together, or neither happens. `xmax = 0` tells an insert from an update, as the statement
- * upsert does (ListingWrites.ts).
- */
-const mergeInto = (table: string) => `WITH batch AS (DELETE FROM ${STAGING} RETURNING *),
-  merged AS (
-    INSERT INTO ${table} (${UPSERT_NAMES}) SELECT ${UPSERT_NAMES} FROM batch
+/** The rows of `source` upserted into `table`; `xmax = 0` tells an insert from an update, as the statement upsert does (ListingWrites.ts). */
+const mergeFrom = (source: string, table: string) => `merged AS (
+    INSERT INTO ${table} (${UPSERT_NAMES}) SELECT ${UPSERT_NAMES} FROM ${source}
     ON CONFLICT (id) DO UPDATE SET ${UPSERT_SET}
     RETURNING (xmax = 0) AS inserted
   )
   SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS merged FROM merged`
 
-const MERGE = mergeInto("listings")
+/*
+ * One statement, so one transaction of its own: the batch leaves staging and enters listings
+ * together, or neither happens.
+ */
+const MERGE = `WITH batch AS (DELETE FROM ${STAGING} RETURNING *), ${mergeFrom("batch", "listings")}`
+
+/*
+ * A first load's merge. Its one transaction never ends between batches, so rows a DELETE took
+ * from staging would stay on its pages until the commit and every later merge would read them
+ * all again: the n-th batch read n batches. TRUNCATE empties it instead, in the same round
+ * trip (after its first in the transaction, in place); the merge's result comes first.
+ */
+const firstLoadMerge = (table: string) => `WITH ${mergeFrom(STAGING, table)}; TRUNCATE ${STAGING}`
 
 /** A value in COPY's text format: `\N` for null; backslash, tab, newline and carriage return escaped. */
 export const copyField = (value: string | null): string => {
@@ -78,8 +85,10 @@ const copyAndMerge = async (client: pg.PoolClient, merge: string, batch: Readonl
     copy.on("finish", resolve)
     copy.end(copyText(batch))
   })
-  const { rows } = await client.query<{ inserted: number; merged: number }>(merge)
-  return rows[0]!
+  // Several statements in one text answer with one result each (node-postgres), the merge's first.
+  const results: pg.QueryResult<{ inserted: number; merged: number }> | Array<pg.QueryResult<{ inserted: number; merged: number }>> =
+    await client.query(merge)
+  return (Array.isArray(results) ? results[0]! : results).rows[0]!
 }
 
 /**
@@ -117,7 +126,7 @@ const firstLoad = (pool: pg.Pool): Effect.Effect<FirstLoad.Session | undefined, 
       held.done = true
       return undefined
     }
-    const merge = mergeInto(table.name)
+    const merge = firstLoadMerge(table.name)
     // One connection runs one statement at a time: each batch's COPY and merge run together.
     let previous: Promise<unknown> = Promise.resolve()
     const inTurn = <A>(work: () => Promise<A>): Promise<A> => {

@@ -97,6 +97,40 @@ describeOnServer("sql (server, first load into an empty directory)", (databaseUr
       assert.deepStrictEqual(withoutStamp(first), withoutStamp(incremental))
     }).pipe(Effect.provide(serverCopyStores(databaseUrl))), 60_000)
 
+  it.live("a batch that repeats ids of earlier ones updates those and inserts the rest, with their watch events", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const loader = yield* CopyLoader.CopyLoader
+      const store = yield* ListingStore.ListingStore
+      // Events are recorded only while a watch exists (migration 0006).
+      yield* sql`INSERT INTO accounts (id, name, plan, created_at) VALUES ('acct-load', 'Load', 'pro', now())`
+      yield* sql`INSERT INTO watches (id, account_id, name, query, created_at, updated_at)
+        VALUES ('watch-load', 'acct-load', 'all', '{}'::jsonb, now(), now())`
+      const results = yield* Effect.scoped(Effect.gen(function*() {
+        const session = (yield* loader.firstLoad)!
+        const results = [
+          yield* session.upsert([Fixtures.listingInput("MIXA0000"), Fixtures.listingInput("MIXB0000"), Fixtures.listingInput("MIXC0000")]),
+          yield* session.upsert([Fixtures.listingInput("MIXD0000"), Fixtures.listingInput("MIXB0000", { blurb: "again" })]),
+          yield* session.upsert([Fixtures.listingInput("MIXE0000")])
+        ]
+        yield* session.finish(() => {})
+        return results
+      }))
+      assert.deepStrictEqual(results, [{ inserted: 3, updated: 0 }, { inserted: 1, updated: 1 }, { inserted: 1, updated: 0 }])
+      assert.strictEqual(yield* rowCount, 5)
+      assert.strictEqual((yield* store.find("MIXB0000" as Ids.ListingId))!.blurb, "again")
+      const events = yield* sql<{ listing_id: string; kind: string; previous_blurb: string | null }>`SELECT listing_id, kind,
+        previous ->> 'blurb' AS previous_blurb FROM watch_events ORDER BY kind, listing_id`
+      assert.deepStrictEqual(events.map((event) => `${event.kind} ${event.listing_id} ${event.previous_blurb}`), [
+        "insert MIXA0000 null",
+        "insert MIXB0000 null",
+        "insert MIXC0000 null",
+        "insert MIXD0000 null",
+        "insert MIXE0000 null",
+        `update MIXB0000 ${Fixtures.listingInput("MIXB0000").blurb}`
+      ])
+    }).pipe(Effect.provide(serverCopyStores(databaseUrl))), 60_000)
+
   it.live("readers go on reading while it loads, and see no listing until they see every one", () =>
     Effect.gen(function*() {
       const loader = yield* CopyLoader.CopyLoader
