@@ -26,27 +26,22 @@ const CREATE_STAGING = `CREATE TEMPORARY TABLE IF NOT EXISTS ${STAGING} (${
 
 const COPY = `COPY ${STAGING} (${UPSERT_NAMES}) FROM STDIN`
 
-/** The rows of `source` upserted into `table`; `xmax = 0` tells an insert from an update, as the statement upsert does (ListingWrites.ts). */
-const mergeFrom = (source: string, table: string) => `merged AS (
-    INSERT INTO ${table} (${UPSERT_NAMES}) SELECT ${UPSERT_NAMES} FROM ${source}
+/*
+ * A batch's merge: staging's rows upserted into `table` (`xmax = 0` tells an insert from an
+ * update, as the statement upsert does, ListingWrites.ts), then staging emptied, in one round
+ * trip whose statements run as one transaction: the batch leaves staging and enters the table
+ * together, or neither happens. TRUNCATE, not a DELETE: in a first load's one transaction
+ * deleted rows stay on their pages until the commit, and every later merge read them all again.
+ */
+const mergeInto = (table: string) => `WITH merged AS (
+    INSERT INTO ${table} (${UPSERT_NAMES}) SELECT ${UPSERT_NAMES} FROM ${STAGING}
     ON CONFLICT (id) DO UPDATE SET ${UPSERT_SET}
     RETURNING (xmax = 0) AS inserted
   )
-  SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS merged FROM merged`
+  SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS merged FROM merged;
+  TRUNCATE ${STAGING}`
 
-/*
- * One statement, so one transaction of its own: the batch leaves staging and enters listings
- * together, or neither happens.
- */
-const MERGE = `WITH batch AS (DELETE FROM ${STAGING} RETURNING *), ${mergeFrom("batch", "listings")}`
-
-/*
- * A first load's merge. Its one transaction never ends between batches, so rows a DELETE took
- * from staging would stay on its pages until the commit and every later merge would read them
- * all again: the n-th batch read n batches. TRUNCATE empties it instead, in the same round
- * trip (after its first in the transaction, in place); the merge's result comes first.
- */
-const firstLoadMerge = (table: string) => `WITH ${mergeFrom(STAGING, table)}; TRUNCATE ${STAGING}`
+const MERGE = mergeInto("listings")
 
 /** A value in COPY's text format: `\N` for null; backslash, tab, newline and carriage return escaped. */
 export const copyField = (value: string | null): string => {
@@ -126,7 +121,7 @@ const firstLoad = (pool: pg.Pool): Effect.Effect<FirstLoad.Session | undefined, 
       held.done = true
       return undefined
     }
-    const merge = firstLoadMerge(table.name)
+    const merge = mergeInto(table.name)
     // One connection runs one statement at a time: each batch's COPY and merge run together.
     let previous: Promise<unknown> = Promise.resolve()
     const inTurn = <A>(work: () => Promise<A>): Promise<A> => {
