@@ -544,8 +544,7 @@ const authorizations = statements(
  * took each candidate row from the table; as a stored column carried in the indexes of the
  * orders, a `recommended` page is tested inside the index like every other filter (0010).
  */
-const LINKED_COLUMNS = `updated_at, tld, category, spam, tier, published_value_cents, referring_domains, directory_score,
-  featured_rank, age_years, citability_score, source, availability_checked_at, linked`
+const LINKED_COLUMNS = `${FILTERED_COLUMNS}, linked`
 const linkedInIndexes = statements(
   `ALTER TABLE listings ADD COLUMN linked boolean GENERATED ALWAYS AS (jsonb_array_length(linked_by) > 0) STORED`,
   `DROP INDEX listings_active`,
