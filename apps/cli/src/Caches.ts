@@ -19,6 +19,8 @@ export const CACHES = {
   "synced-at": "store-sql SinceFeed: the since watermark, reused for 1 s; a valid watermark stays valid",
   "since-read-ahead":
     "store-sql SinceFeed: the next page of a since run that follows a cursor, 5 s; dropped when asked or out of date",
+  "filter-columns":
+    "store-sql ColumnPages: the active listings' filtered columns in both orders, loaded when a page first could use them; rows written since are read every second, and each page's statement reads them too",
   "listing-json":
     "server ListingRendering: each record's reader-independent JSON, while the record object lives; records are immutable",
   "cursors": "server RememberedCursors: the 512 cursors last signed and checked; the signing secret never changes",
@@ -56,5 +58,6 @@ export const storeSwitches = (off: ReadonlySet<CacheName>): StoreCaches.Switches
   listingRecords: !off.has("listing-records"),
   sharedReads: !off.has("shared-reads"),
   syncedAt: !off.has("synced-at"),
-  sinceReadAhead: !off.has("since-read-ahead")
+  sinceReadAhead: !off.has("since-read-ahead"),
+  filterColumns: !off.has("filter-columns")
 })

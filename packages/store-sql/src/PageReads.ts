@@ -2,6 +2,7 @@ import type { Listing, ListingStore } from "@dropshelf/core"
 import { Effect, type Scope } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
+import type * as ColumnPages from "./ColumnPages.ts"
 import type * as ListingCache from "./ListingCache.ts"
 import type { PageStatement, PageStatementRequest } from "./PageStatement.ts"
 import {
@@ -14,6 +15,7 @@ import {
   type ReaderAnswers,
   readerAnswers,
   toRecord,
+  type Values,
   VERSION_COLUMNS
 } from "./ListingRows.ts"
 import { instant, opaqueIds } from "./Rows.ts"
@@ -55,7 +57,8 @@ export const make = (
   scope: Scope.Scope,
   cache: ListingCache.ListingCache,
   statement: PageStatement,
-  sharing: boolean
+  sharing: boolean,
+  columns: ColumnPages.ColumnPages
 ): PageReads => {
   const { anchorColumn, limitOf, orderOf, pageConditions, withReader } = statement
 
@@ -83,19 +86,29 @@ export const make = (
       })
     )) as PageReads["fullPage"]
 
+  /** A page's ids and versions, with `extra` columns after them (before the anchor's). */
+  const versionsOf = (request: ListingStore.PageRequest, where: ReadonlyArray<Fragment>, extra: Fragment, accounts: ReadonlyArray<string>) =>
+    withReader(
+      request,
+      sql`SELECT ${sql.literal(VERSION_COLUMNS.join(", "))}${extra}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
+        ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
+      accounts
+    )
+
   /**
-   * A row written between the two statements is not mixed in at its newer version (it might no
-   * longer match): the page is then read again in full, as one statement.
+   * The rows of `versions` (each `selected` columns, then the anchor's and the reader's), from
+   * the cache or else read. A row written between the two statements is not mixed in at its
+   * newer version (it might no longer match): the page is then read again in full, as one
+   * statement of `where`.
    */
-  const cachedPage = (request: ListingStore.PageRequest, accounts: ReadonlyArray<string>) =>
+  const recordsOf = (
+    request: ListingStore.PageRequest,
+    versions: ReadonlyArray<Values>,
+    selected: number,
+    where: ReadonlyArray<Fragment>,
+    accounts: ReadonlyArray<string>
+  ) =>
     Effect.gen(function*(): Effect.fn.Return<Served, SqlError.SqlError> {
-      const where = pageConditions(request)
-      const versions = yield* withReader(
-        request,
-        sql`SELECT ${sql.literal(VERSION_COLUMNS.join(", "))}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
-          ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
-        accounts
-      )
       const records = new Array<Listing.ListingRecord | undefined>(versions.length)
       const missing: Array<string> = []
       // Each version starts with VERSION_COLUMNS: [id, updated_at, …].
@@ -104,7 +117,7 @@ export const make = (
         if (records[index] === undefined) missing.push(version[0] as string)
       })
       const anchored = request.after !== undefined
-      const layout = layoutOf(anchored, VERSION_COLUMNS.length)
+      const layout = layoutOf(anchored, selected)
       const answers = readerAnswers(versions.slice(0, request.limit), layout)
       const anchorExists = anchorExistsIn(anchored, versions, layout)
       if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers, anchorExists }
@@ -119,6 +132,28 @@ export const make = (
         records[index] = cache.intern(record)
       }
       return { records: records as Array<Listing.ListingRecord>, answers, anchorExists }
+    })
+
+  /**
+   * A page whose filters match few rows is found in the filter columns (ColumnPages) and its
+   * statement tests only what they found and what was written since; should that not make the
+   * whole page (candidates gone since), the columns are asked for more, then the statement runs
+   * alone.
+   */
+  const cachedPage = (request: ListingStore.PageRequest, accounts: ReadonlyArray<string>) =>
+    Effect.gen(function*(): Effect.fn.Return<Served, SqlError.SqlError> {
+      const where = pageConditions(request)
+      let wanted = request.limit + 1
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const narrowed = yield* columns.narrow(request, wanted)
+        if (narrowed === undefined) break
+        const versions = yield* versionsOf(request, [...where, narrowed.condition], narrowed.overflowColumn, accounts)
+        const overflow = versions[0] === undefined ? yield* narrowed.overflowNow : versions[0][VERSION_COLUMNS.length] === true
+        if (overflow) break
+        if (narrowed.complete(versions, VERSION_COLUMNS.indexOf("id"), VERSION_COLUMNS.indexOf("discovered_at"))) return yield* recordsOf(request, versions, VERSION_COLUMNS.length + 1, where, accounts)
+        wanted *= 4
+      }
+      return yield* recordsOf(request, yield* versionsOf(request, where, sql.literal(""), accounts), VERSION_COLUMNS.length, where, accounts)
     })
 
   /*

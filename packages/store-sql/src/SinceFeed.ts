@@ -5,7 +5,7 @@ import type { PageStatement, PageStatementRequest } from "./PageStatement.ts"
 import { accountsAsked, layoutOf, type ReaderAnswers, readerAnswers } from "./ListingRows.ts"
 import type { PageReads, Read, Served } from "./PageReads.ts"
 import type * as StoreCaches from "./StoreCaches.ts"
-import { instant } from "./Rows.ts"
+import { readWatermark } from "./Watermark.ts"
 
 /*
  * The since feed: its `synced_at` watermark, and the pages of a since run, the next of which is
@@ -45,24 +45,12 @@ export const make = (
   caughtUp: (floor: number) => boolean = () => false
 ): SinceFeed => {
   /*
-   * updated_at is the time of the write, not of the commit: a transaction that stamped a row
-   * and has not committed yet can still make that row visible with an updated_at in the past.
-   * So the watermark never passes the start of the oldest open transaction that has written
-   * anything (it holds an xid), and it trails the clock by 120 s besides.
-   *
    * A watermark that was valid when read stays valid: any row a later page cannot see yet was
    * written after that read, or by a transaction that was already open (and counted) then. So
    * one reading serves every page for SYNCED_AT_REUSE_MS, which costs consumers at most that
    * much more overlap and saves a statement per page.
    */
-  const readSyncedAt = sql<{ synced_at: unknown }>`SELECT LEAST(
-      clock_timestamp() - make_interval(secs => ${syncLagSeconds}),
-      (SELECT min(xact_start) FROM pg_stat_activity
-        WHERE backend_xid IS NOT NULL AND datname = current_database() AND pid <> pg_backend_pid())
-    ) AS synced_at`.pipe(
-    Effect.map((rows) => instant(rows[0]!.synced_at)),
-    Effect.orDie
-  )
+  const readSyncedAt = readWatermark(sql, syncLagSeconds)
   type Reading = { readonly value: Time.Instant; readonly readAt: number; readonly doneAt: number }
   let lastSyncedAt: Reading | undefined
   let previousSyncedAt: Reading | undefined

@@ -1,6 +1,7 @@
 import { type Ids, ListingStore, Spans } from "@dropshelf/core"
 import { Effect, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import * as ColumnPages from "./ColumnPages.ts"
 import * as CopyLoader from "./CopyLoader.ts"
 import * as ListingCache from "./ListingCache.ts"
 import * as PageStatement from "./PageStatement.ts"
@@ -25,6 +26,8 @@ export interface Options {
   readonly syncLagSeconds: number
   /** Decoded rows kept between pages (ListingCache); 0 keeps none. */
   readonly cacheCapacity?: number | undefined
+  /** When pages use the filter columns (ColumnPages); its defaults unless a test says otherwise. */
+  readonly filterColumns?: ColumnPages.Options | undefined
 }
 
 /** The reads of the store on one server, the primary or a replica; rows decoded once for all of them (`cache`). */
@@ -34,10 +37,11 @@ function readsOn(
   cache: ListingCache.ListingCache,
   caches: StoreCaches.Switches,
   options: Options,
+  columns: ColumnPages.ColumnPages,
   caughtUp?: (floor: number) => boolean
 ) {
   const statement = PageStatement.make(sql)
-  const reads = PageReads.make(sql, scope, cache, statement, caches.sharedReads)
+  const reads = PageReads.make(sql, scope, cache, statement, caches.sharedReads, columns)
   const since = SinceFeed.make(sql, scope, options.syncLagSeconds, statement, reads, caches, caughtUp)
 
   const findOne = (id: Ids.ListingId) =>
@@ -199,8 +203,10 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   const caches = yield* StoreCaches.StoreCaches
   const replicas = yield* ReadReplicas.ReadReplicas
   const cache = ListingCache.make(caches.listingRecords ? options.cacheCapacity : 0)
-  const primary = readsOn(sql, scope, cache, caches, options, replicas.caughtUp)
-  const onReplicas = replicas.replicas.map((replica) => readsOn(replica.sql, scope, cache, caches, options))
+  // Fed from the primary; a replica answers a page found in them once it has replayed that far.
+  const columns = ColumnPages.make(sql, scope, caches.filterColumns, options.filterColumns)
+  const primary = readsOn(sql, scope, cache, caches, options, columns, replicas.caughtUp)
+  const onReplicas = replicas.replicas.map((replica) => readsOn(replica.sql, scope, cache, caches, options, columns))
   const writes = ListingWrites.make(sql)
   // On server PostgreSQL imports go through COPY (CopyLoader); PGlite keeps the one-statement upsert.
   const copy = yield* Effect.serviceOption(CopyLoader.CopyLoader)
@@ -212,12 +218,12 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
    * should the replica fail it, on the primary (ReadReplicas.ts). `retry` false: a read that
    * has already handed something on (a snapshot's chunk) is not read again.
    */
-  const routed = <A>(accountId: string | undefined, read: (on: Reads) => Effect.Effect<A>, retry?: () => boolean) =>
+  const routed = <A>(accountId: string | undefined, read: (on: Reads) => Effect.Effect<A>, retry?: () => boolean, floor = -Infinity) =>
     onReplicas.length === 0 ? read(primary) : SharedReads.unlessInTransaction(
       sql,
       ReadReplicas.route(
         replicas,
-        Math.max(primary.since.watermarkFloor(), replicas.floorOf(accountId)),
+        Math.max(primary.since.watermarkFloor(), replicas.floorOf(accountId), floor),
         (replica) => read(replica === undefined ? primary : onReplicas[replica.index]!),
         retry
       ),
@@ -234,7 +240,7 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
     })
 
   return ListingStore.ListingStore.of({
-    page: (request) => routed(request.reader.accountId, (on) => on.page(request)),
+    page: (request) => routed(request.reader.accountId, (on) => on.page(request), undefined, columns.floor(request)),
     snapshot,
     // Looked up by writes (a reveal, a hold) and operators, as `latest` reads are: on the primary.
     find: primary.find,

@@ -16,8 +16,10 @@ export interface Switches {
   readonly syncedAt: boolean
   /** SinceFeed: the next page of a since run that follows a cursor is read while this one is sent. */
   readonly sinceReadAhead: boolean
+  /** ColumnPages: the filtered columns of the directory, scanned for pages whose filters match few rows. */
+  readonly filterColumns: boolean
 }
 
-export const ALL: Switches = { keyLookups: true, listingRecords: true, sharedReads: true, syncedAt: true, sinceReadAhead: true }
+export const ALL: Switches = { keyLookups: true, listingRecords: true, sharedReads: true, syncedAt: true, sinceReadAhead: true, filterColumns: true }
 
 export const StoreCaches = Context.Reference<Switches>("@dropshelf/store-sql/StoreCaches", { defaultValue: () => ALL })

@@ -112,7 +112,8 @@ const caches = (layer: () => Layer.Layer<StoreSql.Services>) => {
       listingRecords: false,
       sharedReads: false,
       syncedAt: false,
-      sinceReadAhead: false
+      sinceReadAhead: false,
+      filterColumns: false
     }))))))
 
   it.live("a page answers for its reader in the same statement: running holds and the reader's reveals", () =>
