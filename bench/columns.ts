@@ -1,9 +1,7 @@
 /**
- * The access path decision 0515 proposes for pages Postgres can answer only by testing every row
- * of an index: the filtered columns of the active listings held in typed arrays, in each order,
- * and a page found by scanning them. Not part of dropshelf: a measurement of what it would cost
- * and buy on `npm run bench`'s million listings, over the random combinations of bench/combos.ts
- * that have no `q` (the search text would be held too, at several times the memory).
+ * The access path of decision 0516 (the SQL adapter's filter columns), measured alone on
+ * `npm run bench`'s million listings, over the random combinations of bench/combos.ts that have
+ * no `q`: a simpler copy of the columns, scanned, each page checked against the API.
  *
  * Prints the load time, the memory the arrays take, each page's scan time (three pages a
  * combination, as the workload walks them), and checks every page against the API: a server on
