@@ -17,6 +17,7 @@ import { combinations, pathOf } from "./combos.ts"
 import { keyFor, startServer, stop } from "./server.ts"
 import { databaseUrl } from "./postgres.ts"
 import { getJson } from "./since.ts"
+import { idNumber, idText } from "../packages/store-sql/src/FilterColumns.ts"
 
 const DATABASE = process.env.BENCH_DATABASE ?? "dropshelf_bench_1000000"
 const COMBOS = Number(process.env.BENCH_COMBOS ?? 200)
@@ -24,22 +25,6 @@ const SEED = Number(process.env.BENCH_COMBO_SEED ?? 1)
 const PAGES = 3
 const DAY = 86_400_000
 const NONE = 255
-
-/** An 8-character listing id as a number, in the ids' byte order (digits, upper case, lower case). */
-const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-const idNumber = (id: string) => {
-  let value = 0
-  for (let i = 0; i < 8; i++) value = value * 62 + ALPHABET.indexOf(id[i]!)
-  return value
-}
-const idText = (value: number) => {
-  let id = ""
-  for (let i = 0; i < 8; i++) {
-    id = ALPHABET[value % 62]! + id
-    value = Math.floor(value / 62)
-  }
-  return id
-}
 
 /** Text values as small codes; a column of more than 254 values is not coded here. */
 class Codes {
