@@ -64,6 +64,13 @@ export const idNumber = (id: string): number => {
   return value
 }
 
+/** A row's id as a number; a row whose id is not a listing id cannot be held. */
+const numberOf = (row: ColumnRow): number => {
+  const id = idNumber(row.id)
+  if (Number.isNaN(id)) throw new RangeError(`not a listing id: ${JSON.stringify(row.id)}`)
+  return id
+}
+
 export const idText = (value: number): string => {
   let id = ""
   for (let i = 0; i < 8; i++) {
@@ -109,23 +116,21 @@ const valuesPassing = (test: (value: number) => boolean) => {
   return table
 }
 
+/** The `rd` band of a count, as its index in `Bands.REFERRING_DOMAIN_BANDS`. */
 const rdBand = (count: number | null) => {
   if (count === null) return NONE
-  const band = Bands.REFERRING_DOMAIN_BANDS.findIndex((label) => {
-    const { high, low } = Bands.referringDomainsBandBounds(label)
-    return count >= low && (high === null || count <= high)
-  })
+  const band = Bands.REFERRING_DOMAIN_BANDS.indexOf(Bands.referringDomainsBand(count))
   return band < 0 ? OTHER : band
 }
 
-/** The byte columns, in the order of `Coded`. */
+/** The byte columns. */
 const CODED = ["tld", "category", "source", "spam", "price", "rd", "score", "age", "citability", "flags"] as const
 type Coded = typeof CODED[number]
 type Bytes = { readonly [name in Coded]: Uint8Array }
 
 const bytesOf = (n: number): Bytes => Object.fromEntries(CODED.map((name) => [name, new Uint8Array(n)])) as unknown as Bytes
 
-/** One order's columns: `at` maps a position to the row's position in the id order. */
+/** One order's columns, a row's values at its position in that order. */
 interface Order {
   readonly bytes: Bytes
   readonly checked: Uint32Array
@@ -182,10 +187,6 @@ export class FilterColumns {
     this.codes = codes
   }
 
-  static empty(): FilterColumns {
-    return new FilterColumns(0, newCodes())
-  }
-
   /**
    * Columns filled row by row in ascending id, as a load reads the directory: `add` takes up to
    * `capacity` rows, `done` sorts the newest-first order once.
@@ -195,8 +196,7 @@ export class FilterColumns {
     let n = 0
     return {
       add: (row) => {
-        const id = idNumber(row.id)
-        if (Number.isNaN(id)) throw new RangeError(`not a listing id: ${JSON.stringify(row.id)}`)
+        const id = numberOf(row)
         if (n >= capacity || (n > 0 && full.ids[n - 1]! >= id)) return false
         full.ids[n] = id
         full.write(n, row)
@@ -241,15 +241,15 @@ export class FilterColumns {
    */
   private merged(rows: ReadonlyArray<ColumnRow>): FilterColumns {
     const incoming = new Map<number, ColumnRow>()
-    for (const row of rows) {
-      const id = idNumber(row.id)
-      if (Number.isNaN(id)) throw new RangeError(`not a listing id: ${JSON.stringify(row.id)}`)
-      incoming.set(id, row)
-    }
+    for (const row of rows) incoming.set(numberOf(row), row)
+    // Each held row's position in the copy; -1 for a row dropped, 0 until the merge places it.
     const keptAt = new Int32Array(this.size).fill(-1)
     let keptCount = 0
     for (let at = 0; at < this.size; at++) {
-      if ((this.byId.bytes.flags[at]! & GONE) === 0 && !incoming.has(this.ids[at]!)) keptAt[at] = keptCount++
+      if ((this.byId.bytes.flags[at]! & GONE) === 0 && !incoming.has(this.ids[at]!)) {
+        keptAt[at] = 0
+        keptCount++
+      }
     }
     const added = [...incoming.entries()].filter(([, row]) => row.active).sort((a, b) => a[0] - b[0])
     const n = keptCount + added.length
@@ -345,19 +345,19 @@ export class FilterColumns {
   /**
    * The columns with `rows` (as the database now holds them) applied: rows already held are
    * written in place, rows that left are marked gone; new rows, a row whose discovery moved, or
-   * many gone rows make a new copy (`build`).
+   * many gone rows make a new copy (`merged`).
    */
   apply(rows: ReadonlyArray<ColumnRow>): FilterColumns {
-    const rebuild: Array<ColumnRow> = []
+    let rebuild = false
     const inPlace: Array<[number, number, ColumnRow]> = []
     for (const row of rows) {
-      const at = this.positionOf(idNumber(row.id))
+      const at = this.positionOf(numberOf(row))
       const latest = at < 0 ? -1 : this.latestAt(at, row.discoveredAt)
       if (latest < 0) {
-        if (row.active || at >= 0) rebuild.push(row)
+        if (row.active || at >= 0) rebuild = true
       } else inPlace.push([at, latest, row])
     }
-    if (rebuild.length > 0) return this.merged(rows)
+    if (rebuild) return this.merged(rows)
     for (const [at, latest, row] of inPlace) {
       const wasGone = (this.byId.bytes.flags[at]! & GONE) !== 0
       this.write(at, row)
@@ -477,11 +477,6 @@ export class FilterColumns {
     }
     const lastDiscoveredAt = latest && last >= 0 ? this.latestDiscovered[last] : undefined
     return { ids, lastDiscoveredAt, examined: at - start, exhausted: at >= n }
-  }
-
-  /** Bytes the arrays take. */
-  get bytes(): number {
-    return this.size * (8 + 4 + 4 + 8 + 4 + 4 + 2 * CODED.length)
   }
 }
 
