@@ -65,17 +65,15 @@ export interface ColumnPages {
    * them: a read replica answers it only once it has replayed that far (ReadReplicas).
    */
   readonly floor: (request: PageStatementRequest) => number
-  /** The columns' size in bytes, 0 before they load. */
-  readonly bytes: () => number
 }
 
 // Instants as epoch milliseconds: a number each, where a timestamp would decode into a Date.
-const COLUMN_SELECT = `id, status = 'active', extract(epoch FROM discovered_at)::float8 * 1000,
+export const COLUMN_SELECT = `id, status = 'active', extract(epoch FROM discovered_at)::float8 * 1000,
   extract(epoch FROM availability_checked_at)::float8 * 1000, tld, category, source, spam,
   tier = 'open', published_value_cents, referring_domains, directory_score, age_years, citability_score,
   featured_rank IS NOT NULL, linked`
 
-const toColumnRow = (row: Values): ColumnRow => ({
+export const toColumnRow = (row: Values): ColumnRow => ({
   id: row[0] as string,
   active: row[1] === true,
   discoveredAt: Number(row[2]),
@@ -203,7 +201,6 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
 
   return {
     narrow,
-    floor: (request) => (enabled && held !== undefined && answerable(request) ? held.readAt : -Infinity),
-    bytes: () => held?.columns.bytes ?? 0
+    floor: (request) => (enabled && held !== undefined && answerable(request) ? held.readAt : -Infinity)
   }
 }
