@@ -20,7 +20,7 @@ export const CACHES = {
   "since-read-ahead":
     "store-sql SinceFeed: the next page of a since run that follows a cursor, 5 s; dropped when asked or out of date",
   "filter-columns":
-    "store-sql ColumnPages: the active listings' filtered columns in both orders, loaded when a page first could use them; rows written since are read every second, and each page's statement reads them too",
+    "store-sql ColumnPages: the active listings' filtered columns and their bitmaps in both orders, and the rows of the 64 search terms last asked; loaded when a page first could use them, rows written since are read every second, and each page's statement reads them too",
   "listing-json":
     "server ListingRendering: each record's reader-independent JSON, while the record object lives; records are immutable",
   "cursors": "server RememberedCursors: the 512 cursors last signed and checked; the signing secret never changes",

@@ -1,10 +1,11 @@
+import { ListingFilter } from "@dropshelf/core"
 import { Effect, Fiber, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import { type ColumnRow, FilterColumns } from "./FilterColumns.ts"
 import type { Values } from "./ListingRows.ts"
-import type { PageStatementRequest } from "./PageStatement.ts"
-import { instant, int, intOrNull, opaqueIds, opaqueInstant, textOrNull } from "./Rows.ts"
+import { containsPattern, type PageStatementRequest } from "./PageStatement.ts"
+import { instant, int, intOrNull, opaqueIds, opaqueInstant, storable, textOrNull } from "./Rows.ts"
 import { readWatermark } from "./Watermark.ts"
 
 /*
@@ -13,7 +14,8 @@ import { readWatermark } from "./Watermark.ts"
  * written before it was missed, as for the since feed, with no lag); a page's statement then tests
  * the rows the columns found and every row written since the watermark, so it is exact whatever
  * the columns trail. Loaded when a page first could use them, brought up to date at most once a
- * second while pages use them. docs/decisions/0516-filter-columns.md.
+ * second while pages use them. A search term's rows are read when a page first asks for it and
+ * then kept up to date with the rest. docs/decisions/0516-filter-columns.md.
  */
 
 export interface Options {
@@ -22,11 +24,13 @@ export interface Options {
    * as few rows of its index, and concurrent reads of it share the statement.
    */
   readonly sparseRows: number
-  /** Whether a page waits for the columns to load instead of being read without them (tests). */
+  /** Whether a page waits for the columns (and its search terms) to load instead of being read without them (tests). */
   readonly awaitLoad: boolean
+  /** Search terms whose rows are held, those used last: a bit a listing each. */
+  readonly terms: number
 }
 
-export const DEFAULTS: Options = { sparseRows: 20_000, awaitLoad: false }
+export const DEFAULTS: Options = { sparseRows: 2_000, awaitLoad: false, terms: 64 }
 
 /** How often the columns are brought up to date while pages use them. */
 const REFRESH_MS = 1_000
@@ -73,6 +77,9 @@ export const COLUMN_SELECT = `id, status = 'active', extract(epoch FROM discover
   tier = 'open', published_value_cents, referring_domains, directory_score, age_years, citability_score,
   featured_rank IS NOT NULL, linked`
 
+/** What a refresh reads: the columns and the search text, which the held terms are tested on. */
+const REFRESH_SELECT = `${COLUMN_SELECT}, search_text`
+
 export const toColumnRow = (row: Values): ColumnRow => ({
   id: row[0] as string,
   active: row[1] === true,
@@ -89,12 +96,13 @@ export const toColumnRow = (row: Values): ColumnRow => ({
   ageYears: intOrNull(row[12]),
   citabilityScore: intOrNull(row[13]),
   featured: row[14] === true,
-  linked: row[15] === true
+  linked: row[15] === true,
+  searchText: row.length > 16 ? (row[16] as string) : undefined
 })
 
-/** Whether the columns can answer a page: not a since run, no search term, some filter. */
+/** Whether the columns can answer a page: not a since run, some filter. */
 const answerable = (request: PageStatementRequest) =>
-  request.since === undefined && request.filters.q === undefined && Object.keys(request.filters).length > 0 &&
+  request.since === undefined && Object.keys(request.filters).length > 0 &&
   (request.after === undefined || request.after.order === request.order)
 
 interface Held {
@@ -108,7 +116,9 @@ interface Held {
 export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: boolean, options: Options = DEFAULTS): ColumnPages => {
   let held: Held | undefined
   let loading: Effect.Effect<void> | undefined
-  let refreshing = false
+  let working: Effect.Effect<void> | undefined
+  /** Search terms pages asked for that are not held: read after the next refresh. */
+  const pending = new Set<string>()
   let failedAt = -Infinity
 
   const watermark = readWatermark(sql, 0)
@@ -136,10 +146,29 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
   const refresh = (from: Held) =>
     Effect.gen(function*() {
       const at = yield* watermark
-      const rows = yield* sql`SELECT ${sql.literal(COLUMN_SELECT)} FROM listings
+      const rows = yield* sql`SELECT ${sql.literal(REFRESH_SELECT)} FROM listings
         WHERE updated_at >= ${opaqueInstant(sql, from.watermark)} ORDER BY updated_at LIMIT ${RELOAD_ROWS + 1}`.values
       if (rows.length > RELOAD_ROWS) return yield* load
       held = { columns: from.columns.apply(rows.map(toColumnRow)), watermark: at, readAt: performance.now() }
+    })
+
+  /**
+   * The rows holding each pending term, read after the columns' watermark, so that with the rows
+   * written since they are every row holding it. A term on more than a quarter of the rows is held
+   * as every row: its pages then find candidates by their other filters.
+   */
+  const readTerms = (from: Held) =>
+    Effect.gen(function*() {
+      const most = Math.ceil(from.columns.size / 4)
+      for (const term of pending) {
+        pending.delete(term)
+        if (from.columns.missingTerms([term]).length === 0) continue
+        const rows = yield* sql`SELECT id FROM listings WHERE status = 'active' AND search_text LIKE ${containsPattern(term)}
+          LIMIT ${most + 1}`.values
+        from.columns.addTerm(term, rows.length > most ? "every" : rows.map((row) => row[0] as string), options.terms)
+      }
+      // Read later than the rows: a replica answers pages tested on them once it has replayed as far.
+      held = { ...from, readAt: performance.now() }
     })
 
   /** Runs `work` once at a time in the store's scope; a failure leaves the columns as they were. */
@@ -153,12 +182,24 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
       Effect.ensuring(Effect.sync(done))
     )
 
+  /** A refresh when due, then the terms pending: one at a time, so that each applies to the columns it read from. */
+  const upkeep = Effect.gen(function*() {
+    if (performance.now() - held!.readAt >= REFRESH_MS) yield* refresh(held!)
+    if (pending.size > 0) yield* readTerms(held!)
+  })
+
+  /** Starts the upkeep unless it is under way; either way, what is under way, to wait for. */
+  const keepUp: Effect.Effect<Effect.Effect<void>> = Effect.gen(function*() {
+    if (working === undefined) {
+      const fiber = yield* Effect.forkIn(inBackground(upkeep, () => (working = undefined)), scope)
+      working = Fiber.join(fiber)
+    }
+    return working
+  })
+
   const ready: Effect.Effect<Held | undefined> = Effect.gen(function*() {
     if (held !== undefined) {
-      if (!refreshing && performance.now() - held.readAt >= REFRESH_MS) {
-        refreshing = true
-        yield* Effect.forkIn(inBackground(refresh(held), () => (refreshing = false)), scope)
-      }
+      if (performance.now() - held.readAt >= REFRESH_MS) yield* keepUp
       return held
     }
     if (performance.now() - failedAt < RETRY_MS) return undefined
@@ -170,12 +211,34 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
     return held
   })
 
+  /** The columns once they hold every term of `terms`; undefined while they are read. */
+  const withTerms = (now: Held, terms: ReadonlyArray<string>) =>
+    Effect.gen(function*(): Effect.fn.Return<Held | undefined> {
+      for (;;) {
+        const missing = now.columns.missingTerms(terms)
+        if (missing.length === 0) return now
+        // At most as many waiting as are held: each is a read of the whole directory.
+        for (const term of missing) if (pending.size < options.terms) pending.add(term)
+        const under = yield* keepUp
+        if (!options.awaitLoad || performance.now() - failedAt < RETRY_MS) return undefined
+        yield* under
+        now = held!
+      }
+    })
+
   const narrow = (request: PageStatementRequest, wanted: number): Effect.Effect<Narrowed | undefined> =>
-    !enabled || !answerable(request) ? Effect.succeed(undefined) : Effect.map(ready, (now) => {
+    Effect.gen(function*() {
+      if (!enabled || !answerable(request)) return undefined
+      const terms = request.filters.q === undefined ? [] : [...new Set(ListingFilter.searchTerms(request.filters.q))]
+      // A term Postgres cannot hold makes the statement FALSE: answered at once.
+      if (!terms.every(storable)) return undefined
+      let now = yield* ready
+      if (now !== undefined && terms.length > 0) now = yield* withTerms(now, terms)
       if (now === undefined) return undefined
       const { columns } = now
       const scan = columns.scan(request.order, request.after, wanted, columns.test(request.filters, request.now, request.visibleBefore))
-      if (scan.examined < options.sparseRows) return undefined
+      // A page with a search term is always narrowed: its statement alone tests the text row by row.
+      if (scan.examined < options.sparseRows && terms.length === 0) return undefined
       const since = opaqueInstant(sql, now.watermark)
       const recent = sql`SELECT id FROM listings WHERE updated_at >= ${since} ORDER BY updated_at LIMIT ${RECENT_ROWS + 1}`
       const overflow = sql`(SELECT count(*) FROM (${recent}) AS recent) > ${RECENT_ROWS}`

@@ -1,4 +1,5 @@
 import { Bands, type Cursor, ListingFilter, type ListQuery } from "@dropshelf/core"
+import { bitOf, Bitmaps, type Conjunct, equalitySlots, flagSlots, rangeSlots, setBit, type SlotTable, wordsOf } from "./ColumnBitmaps.ts"
 
 /*
  * The filtered columns of the directory's listings as typed arrays, once in each order, so that a
@@ -6,7 +7,8 @@ import { Bands, type Cursor, ListingFilter, type ListQuery } from "@dropshelf/co
  * of by Postgres testing every row of its order's index (~220 ns a row). What a scan finds are
  * candidates: the page statement still tests them (ColumnPages.ts), so the columns may keep a
  * value coarser than the database does, as long as every test passes whatever the exact value
- * would pass (instants to the minute, codes past the 253rd of a column as "other").
+ * would pass (instants to the minute, codes past the 253rd of a column as "other"). Search terms
+ * are held as the set of rows whose text holds each, read from the database when first asked.
  * docs/decisions/0516-filter-columns.md.
  */
 
@@ -28,6 +30,8 @@ export interface ColumnRow {
   readonly citabilityScore: number | null
   readonly featured: boolean
   readonly linked: boolean
+  /** The text `q` searches, where read (a refresh): the held search terms are tested on it. */
+  readonly searchText?: string | undefined
 }
 
 /** A byte of a coded column: values 0-252 as themselves, NONE for null, OTHER for anything else. */
@@ -43,6 +47,13 @@ const GONE = 8
 
 /** An instant to the minute, 1 to 2^32 - 1 (0 is null): a test passes whatever the exact instant would pass. */
 const minute = (at: number) => Math.min(0xffff_ffff, Math.max(1, Math.floor(at / 60_000)))
+
+/** A search term's rows: a bit a row in each order. */
+interface TermRows {
+  readonly id: Uint32Array
+  readonly latest: Uint32Array
+}
+const termRows = (n: number): TermRows => ({ id: new Uint32Array(wordsOf(n)), latest: new Uint32Array(wordsOf(n)) })
 
 const byte = (value: number | null) =>
   value === null ? NONE : Number.isInteger(value) && value >= 0 && value <= LARGEST ? value : OTHER
@@ -130,10 +141,20 @@ type Bytes = { readonly [name in Coded]: Uint8Array }
 
 const bytesOf = (n: number): Bytes => Object.fromEntries(CODED.map((name) => [name, new Uint8Array(n)])) as unknown as Bytes
 
-/** One order's columns, a row's values at its position in that order. */
+/** How each byte column's values fall into its bitmaps' slots (ColumnBitmaps.ts): 32 values of a coded column, steps of a range. */
+const SLOTS = new Map<Coded, SlotTable>([
+  ...(["tld", "category", "source", "spam", "price", "rd"] as const).map((name) => [name, equalitySlots(32)] as const),
+  ["score", rangeSlots(10, LARGEST)],
+  ["age", rangeSlots(2, LARGEST)],
+  ["citability", rangeSlots(10, LARGEST)],
+  ["flags", flagSlots(OPEN | FEATURED | LINKED)]
+])
+
+/** One order's columns, a row's values at its position in that order, and their bitmaps once filled. */
 interface Order {
   readonly bytes: Bytes
   readonly checked: Uint32Array
+  bitmaps?: Bitmaps<Coded>
 }
 
 /** A page's filters as a table a byte column, flags and two instants. */
@@ -147,6 +168,8 @@ export interface Test {
   readonly visibleBefore: number
   /** The filters admit no row (a score range no score is in). */
   readonly none: boolean
+  /** The rows holding each search term; a term not held is not tested. */
+  readonly terms: ReadonlyArray<TermRows>
 }
 
 /** What a scan found: candidates in order, how many rows it tested, and whether it reached the end. */
@@ -173,6 +196,8 @@ export class FilterColumns {
   private readonly latestDiscovered: Float64Array
   private readonly byLatest: Order
   private readonly codes: TextCodes
+  /** The rows whose search text holds each term; least recently used first. */
+  private readonly terms = new Map<string, TermRows>()
   /** Rows marked gone since the last rebuild. */
   private gone = 0
 
@@ -219,7 +244,7 @@ export class FilterColumns {
         for (let at = 0; at < n; at++) positions[at] = at
         positions.sort((x, y) => discovered[y]! - discovered[x]! || x - y)
         columns.fillLatest(positions, (row) => discovered[row]!)
-        return columns
+        return columns.indexed()
       }
     }
   }
@@ -254,6 +279,11 @@ export class FilterColumns {
     const added = [...incoming.entries()].filter(([, row]) => row.active).sort((a, b) => a[0] - b[0])
     const n = keptCount + added.length
     const columns = new FilterColumns(n, this.codes)
+    const terms = [...this.terms].map(([term, rows]) => {
+      const copy = termRows(n)
+      columns.terms.set(term, copy)
+      return [rows.id, copy.id] as const
+    })
     const addedAt = new Uint32Array(added.length)
     let from = 0
     let a = 0
@@ -264,6 +294,7 @@ export class FilterColumns {
         columns.discoveredMinute[at] = this.discoveredMinute[from]!
         columns.byId.checked[at] = this.byId.checked[from]!
         for (const name of CODED) columns.byId.bytes[name][at] = this.byId.bytes[name][from]!
+        for (const [bits, copy] of terms) setBit(copy, at, bitOf(bits, from) === 1)
         keptAt[from++] = at
       } else {
         const [id, row] = added[a]!
@@ -296,7 +327,20 @@ export class FilterColumns {
       }
     }
     columns.fillLatest(positions, (row) => discovered[row]!)
-    return columns
+    return columns.indexed()
+  }
+
+  /** The columns with both orders' bitmaps filled from their bytes, and the terms' from the id order. */
+  private indexed(): this {
+    for (const order of [this.byId, this.byLatest]) order.bitmaps = new Bitmaps(this.size, SLOTS, order.bytes)
+    for (const rows of this.terms.values()) this.fillLatestTerm(rows)
+    return this
+  }
+
+  /** A term's bits in the newest-first order, from those in the id order. */
+  private fillLatestTerm(rows: TermRows) {
+    rows.latest.fill(0)
+    for (let at = 0; at < this.size; at++) if (bitOf(rows.id, this.latestRow[at]!) === 1) setBit(rows.latest, at, true)
   }
 
   /** The newest-first position of the row at id position `row`, discovered at `discoveredAt`; -1 if it is not there. */
@@ -328,6 +372,46 @@ export class FilterColumns {
     bytes.flags[at] = (row.openTier ? OPEN : 0) | (row.featured ? FEATURED : 0) | (row.linked ? LINKED : 0) | (row.active ? 0 : GONE)
     this.byId.checked[at] = row.checkedAt === null ? 0 : minute(row.checkedAt)
     this.discoveredMinute[at] = minute(row.discoveredAt)
+    // A row read without its search text may hold any term.
+    for (const [term, rows] of this.terms) setBit(rows.id, at, row.searchText?.includes(term) ?? true)
+  }
+
+  /**
+   * Holds the rows whose search text holds `term`: `ids`, read from the database after this
+   * columns' watermark (a row written since is read by the page statement whatever its bit), and
+   * kept up to date by `apply`; `every` when too many to be worth testing. Keeps the `keep`
+   * terms used last.
+   */
+  addTerm(term: string, ids: ReadonlyArray<string> | "every", keep: number) {
+    const rows = termRows(this.size)
+    if (ids === "every") rows.id.fill(0xffff_ffff)
+    else {
+      for (const id of ids) {
+        const at = this.positionOf(idNumber(id))
+        if (at >= 0) setBit(rows.id, at, true)
+      }
+    }
+    this.fillLatestTerm(rows)
+    this.terms.delete(term)
+    this.terms.set(term, rows)
+    for (const old of this.terms.keys()) {
+      if (this.terms.size <= keep) break
+      this.terms.delete(old)
+    }
+  }
+
+  /** Which of `terms` have no rows held; those held become the terms used last. */
+  missingTerms(terms: ReadonlyArray<string>): Array<string> {
+    const missing: Array<string> = []
+    for (const term of terms) {
+      const rows = this.terms.get(term)
+      if (rows === undefined) missing.push(term)
+      else {
+        this.terms.delete(term)
+        this.terms.set(term, rows)
+      }
+    }
+    return missing
   }
 
   /** The id position of `id`, or -1. */
@@ -360,11 +444,16 @@ export class FilterColumns {
     if (rebuild) return this.merged(rows)
     for (const [at, latest, row] of inPlace) {
       const wasGone = (this.byId.bytes.flags[at]! & GONE) !== 0
+      this.byId.bitmaps!.mark(at, false)
+      this.byLatest.bitmaps!.mark(latest, false)
       this.write(at, row)
       if (!row.active && !wasGone) this.gone++
       if (row.active && wasGone) this.gone--
       this.byLatest.checked[latest] = this.byId.checked[at]!
       for (const name of CODED) this.byLatest.bytes[name][latest] = this.byId.bytes[name][at]!
+      for (const rows of this.terms.values()) setBit(rows.latest, latest, bitOf(rows.id, at) === 1)
+      this.byId.bitmaps!.mark(at, true)
+      this.byLatest.bitmaps!.mark(latest, true)
     }
     return this.gone > this.size / 8 ? this.merged([]) : this
   }
@@ -392,6 +481,11 @@ export class FilterColumns {
     if (f.recommended === true && category === ALL) category = valuesPassing(() => true)
     const atLeast = (floor: number | undefined) => floor === undefined ? ALL : valuesPassing((value) => value >= floor)
     const price = f.priceRange === undefined ? -1 : Bands.PRICE_RANGES.indexOf(f.priceRange)
+    const terms: Array<TermRows> = []
+    for (const term of f.q === undefined ? [] : ListingFilter.searchTerms(f.q)) {
+      const rows = this.terms.get(term)
+      if (rows !== undefined) terms.push(rows)
+    }
     return {
       tables: {
         tld: this.codes.tld.passing(f.tld === undefined ? undefined : [f.tld]),
@@ -410,7 +504,8 @@ export class FilterColumns {
       flagsWanted,
       checkedFrom: f.checkedDays === undefined ? 0 : minute(now - f.checkedDays * 86_400_000),
       visibleBefore,
-      none: scores === null
+      none: scores === null,
+      terms
     }
   }
 
@@ -438,7 +533,24 @@ export class FilterColumns {
     return low
   }
 
-  /** The first `wanted` rows after `after` (a position in `order`) that may pass `test`. */
+  /**
+   * The word-level tests of `test` over an order's bitmaps: one a filtered column, one a search term.
+   */
+  private plan(order: Order, test: Test, latest: boolean): Array<Conjunct> {
+    const plan: Array<Conjunct> = []
+    for (const name of CODED) {
+      const table = name === "flags" ? flagsTable(test) : test.tables[name]
+      const conjunct = table === ALL ? undefined : order.bitmaps!.conjunct(name, table)
+      if (conjunct !== undefined) plan.push(conjunct)
+    }
+    for (const rows of test.terms) plan.push({ any: [latest ? rows.latest : rows.id], negated: false })
+    return plan
+  }
+
+  /**
+   * The first `wanted` rows after `after` (a position in `order`) that may pass `test`: 32 rows
+   * at a time through the bitmaps, then each row they pass on its bytes.
+   */
   scan(order: ListQuery.ListOrder, after: Cursor.CursorPosition | undefined, wanted: number, test: Test): Scan {
     const ids: Array<string> = []
     if (test.none) return { ids, lastDiscoveredAt: undefined, examined: 0, exhausted: true }
@@ -455,29 +567,57 @@ export class FilterColumns {
       }
       start = low
     }
-    const { bytes, checked } = latest ? this.byLatest : this.byId
-    const { age, category, citability, flags, price, rd, score, source, spam, tld } = bytes
+    const columns = latest ? this.byLatest : this.byId
+    const plan = this.plan(columns, test, latest)
+    const { age, category, citability, flags, price, rd, score, source, spam, tld } = columns.bytes
+    const checked = columns.checked
     const t = test.tables
     const { checkedFrom, flagsMask, flagsWanted } = test
     const visibleMinute = minute(test.visibleBefore)
     const discovered = this.discoveredMinute
     const n = this.size
-    let at = start
+    const words = wordsOf(n)
     let last = -1
-    for (; at < n && ids.length < wanted; at++) {
-      if (
-        (t.tld[tld[at]!]! & t.category[category[at]!]! & t.source[source[at]!]! & t.spam[spam[at]!]! & t.price[price[at]!]! &
-          t.rd[rd[at]!]! & t.score[score[at]!]! & t.age[age[at]!]! & t.citability[citability[at]!]!) === 1 &&
-        (flags[at]! & flagsMask) === flagsWanted && checked[at]! >= checkedFrom &&
-        (latest || discovered[at]! <= visibleMinute)
-      ) {
-        last = at
-        ids.push(idText(this.ids[latest ? this.latestRow[at]! : at]!))
+    // The position after the last row examined.
+    let end = start
+    for (let word = start >>> 5; word < words && ids.length < wanted; word++) {
+      let bits = word === start >>> 5 ? -1 << (start & 31) : -1
+      for (const { any, negated } of plan) {
+        let union = 0
+        for (const map of any) union |= map[word]!
+        bits &= negated ? ~union : union
+        if (bits === 0) break
+      }
+      end = Math.min(n, (word + 1) << 5)
+      while (bits !== 0) {
+        const at = (word << 5) + 31 - Math.clz32(bits & -bits)
+        bits &= bits - 1
+        if (at >= n) break
+        if (
+          (t.tld[tld[at]!]! & t.category[category[at]!]! & t.source[source[at]!]! & t.spam[spam[at]!]! & t.price[price[at]!]! &
+              t.rd[rd[at]!]! & t.score[score[at]!]! & t.age[age[at]!]! & t.citability[citability[at]!]!) === 1 &&
+          (flags[at]! & flagsMask) === flagsWanted && checked[at]! >= checkedFrom &&
+          (latest || discovered[at]! <= visibleMinute)
+        ) {
+          last = at
+          ids.push(idText(this.ids[latest ? this.latestRow[at]! : at]!))
+          if (ids.length === wanted) {
+            end = at + 1
+            break
+          }
+        }
       }
     }
     const lastDiscoveredAt = latest && last >= 0 ? this.latestDiscovered[last] : undefined
-    return { ids, lastDiscoveredAt, examined: at - start, exhausted: at >= n }
+    return { ids, lastDiscoveredAt, examined: end - start, exhausted: end >= n }
   }
+}
+
+/** The flags a test passes as a byte's table (whether a row is gone is left to its bytes). */
+const flagsTable = (test: Test) => {
+  const table = new Uint8Array(256)
+  for (let value = 0; value < 256; value++) table[value] = (value & test.flagsMask & ~GONE) === test.flagsWanted ? 1 : 0
+  return table
 }
 
 const orderOf = (n: number): Order => ({ bytes: bytesOf(n), checked: new Uint32Array(n) })

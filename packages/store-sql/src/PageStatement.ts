@@ -21,7 +21,7 @@ export type PageStatementRequest = Omit<ListingStore.PageRequest, "reader"> & {
 }
 
 /** `LIKE` pattern for "contains term", with the pattern characters taken literally. */
-const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+export const containsPattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 /**
  * Whose reveals a reader statement asks for: every account of `accounts` on every row (a page,
