@@ -21,8 +21,9 @@
  * first as one business key (the figure the targets name), then as ten pro accounts.
  *
  * The random-combination workload (bench/combos.ts) is the mixed one over BENCH_COMBOS (200)
- * combinations of every filter drawn from BENCH_COMBO_SEED (1), run after it; then, one request
- * at a time, every page of every combination is timed, and the ten slowest are printed.
+ * combinations of every filter drawn from BENCH_COMBO_SEED (1), run after it with a warm-up of its
+ * own, BENCH_COMBO_WARMUP seconds (60); then, one request at a time, every page of every
+ * combination is timed, and the ten slowest are printed.
  *
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
  * BENCH_WARMUP seconds (6), BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000), BENCH_COMBOS (200),
@@ -58,6 +59,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 200_000)
 const COMBOS = Number(process.env.BENCH_COMBOS ?? 200)
 const COMBO_SEED = Number(process.env.BENCH_COMBO_SEED ?? 1)
+/** The combinations' warm-up: under it the filter columns load and their search terms are read, as on a server up a while. */
+const COMBO_WARMUP = Number(process.env.BENCH_COMBO_WARMUP ?? 60)
 const PARTS = ["import", "idle", "pages", "otlp", "mixed", "combos", "deep", "writes", "since", "snapshot", "scale", "caches"] as const
 const ONLY = process.env.BENCH_ONLY?.split(",").map((part) => part.trim()).filter((part) => part.length > 0)
 const unknownParts = (ONLY ?? []).filter((part) => !(PARTS as ReadonlyArray<string>).includes(part))
@@ -296,7 +299,7 @@ const main = async () => {
     const queries = combinations(COMBOS, COMBO_SEED)
     // Three reads a combination: each comes once a cycle, so the 50 connections start at 50 different ones.
     const walks = mixedWalks(idsAcross(large.name, 3 * COMBOS), queries)
-    const comboLoad = loadWalks(port, key, walks, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP })
+    const comboLoad = loadWalks(port, key, walks, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: COMBO_WARMUP })
     row(`combos: ${COMBOS} random combinations × 3 pages, single reads`, comboLoad, rssMb(server.pid!), ceiling.requestsPerSecond)
     rows.splice(listRowsAt++, 0, rows.pop()!)
     combos = { load: comboLoad, timed: await timeCombinations(port, key, queries, 3) }
