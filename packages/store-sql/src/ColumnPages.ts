@@ -62,8 +62,13 @@ export interface ColumnPages {
   /**
    * For a page the columns can answer and whose filters match few rows, its candidates; else
    * undefined. `wanted`: candidates to find (`limit + 1`, more when a first try came up short).
+   * `replayed`, on a read replica: whether it has replayed what the primary had at a time.
    */
-  readonly narrow: (request: PageStatementRequest, wanted: number) => Effect.Effect<Narrowed | undefined>
+  readonly narrow: (
+    request: PageStatementRequest,
+    wanted: number,
+    replayed?: (floor: number) => boolean
+  ) => Effect.Effect<Narrowed | undefined>
   /**
    * When the columns' rows were read (this process's monotonic ms), for a page that may use
    * them: a read replica answers it only once it has replayed that far (ReadReplicas).
@@ -226,7 +231,7 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
       }
     })
 
-  const narrow = (request: PageStatementRequest, wanted: number): Effect.Effect<Narrowed | undefined> =>
+  const narrow: ColumnPages["narrow"] = (request, wanted, replayed) =>
     Effect.gen(function*() {
       if (!enabled || !answerable(request)) return undefined
       const terms = request.filters.q === undefined ? [] : [...new Set(ListingFilter.searchTerms(request.filters.q))]
@@ -234,7 +239,8 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
       if (!terms.every(storable)) return undefined
       let now = yield* ready
       if (now !== undefined && terms.length > 0) now = yield* withTerms(now, terms)
-      if (now === undefined) return undefined
+      // Rows read since the page was routed to a replica that has not replayed them: its statement would miss them.
+      if (now === undefined || (replayed !== undefined && !replayed(now.readAt))) return undefined
       const { columns } = now
       const scan = columns.scan(request.order, request.after, wanted, columns.test(request.filters, request.now, request.visibleBefore))
       // A page with a search term is always narrowed: its statement alone tests the text row by row.
@@ -267,3 +273,9 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
     floor: (request) => (enabled && held !== undefined && answerable(request) ? held.readAt : -Infinity)
   }
 }
+
+/** The columns for pages read on a replica: used only once it has replayed as far as they were read. */
+export const onReplica = (columns: ColumnPages, replayed: (floor: number) => boolean): ColumnPages => ({
+  ...columns,
+  narrow: (request, wanted) => columns.narrow(request, wanted, replayed)
+})

@@ -63,6 +63,8 @@ export interface Shape {
   readonly failed: (replica: Replica) => void
   /** Whether some replica could take a read whose floor is `floor`. */
   readonly caughtUp: (floor: number) => boolean
+  /** Whether `replica` has replayed what the primary had committed at `floor`, as far as the samples tell. */
+  readonly replayed: (replica: Replica, floor: number) => boolean
   readonly statuses: () => ReadonlyArray<ReplicaStatus>
 }
 
@@ -74,6 +76,7 @@ export const none: Shape = {
   floorOf: () => 0,
   failed: () => {},
   caughtUp: () => false,
+  replayed: () => false,
   statuses: () => []
 }
 
@@ -94,6 +97,7 @@ export interface Tracker {
   readonly failed: (index: number) => void
   readonly pick: (floor: number) => number | undefined
   readonly caughtUp: (floor: number) => boolean
+  readonly replayed: (index: number, floor: number) => boolean
   readonly wrote: (accountId: string) => void
   readonly floorOf: (accountId: string | undefined) => number
   readonly statuses: () => ReadonlyArray<{ readonly state: ReplicaState; readonly lagMs: number | undefined }>
@@ -144,6 +148,7 @@ export const makeTracker = (count: number, maxLagMs: number, now: () => number =
       const at = now()
       return replicas.some((replica, index) => stateOf(index, at) === "streaming" && replica.caughtUpTo > floor)
     },
+    replayed: (index, floor) => replicas[index]!.caughtUpTo > floor,
     wrote: (accountId) => {
       if (writers.size >= MAX_WRITERS) {
         writers.clear()
@@ -246,6 +251,7 @@ export const make = (options: Options): Effect.Effect<Shape, never, Scope.Scope>
       floorOf: tracker.floorOf,
       failed: (replica) => tracker.failed(replica.index),
       caughtUp: tracker.caughtUp,
+      replayed: (replica, floor) => tracker.replayed(replica.index, floor),
       statuses: () => tracker.statuses().map((status, index) => ({ name: replicas[index]!.name, ...status }))
     } satisfies Shape
   })

@@ -206,7 +206,9 @@ export const makeWith = (options: Options) => Effect.gen(function*() {
   // Fed from the primary; a replica answers a page found in them once it has replayed that far.
   const columns = ColumnPages.make(sql, scope, caches.filterColumns, options.filterColumns)
   const primary = readsOn(sql, scope, cache, caches, options, columns, replicas.caughtUp)
-  const onReplicas = replicas.replicas.map((replica) => readsOn(replica.sql, scope, cache, caches, options, columns))
+  const onReplicas = replicas.replicas.map((replica) =>
+    readsOn(replica.sql, scope, cache, caches, options, ColumnPages.onReplica(columns, (floor) => replicas.replayed(replica, floor)))
+  )
   const writes = ListingWrites.make(sql)
   // On server PostgreSQL imports go through COPY (CopyLoader); PGlite keeps the one-statement upsert.
   const copy = yield* Effect.serviceOption(CopyLoader.CopyLoader)

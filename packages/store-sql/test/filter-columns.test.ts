@@ -2,7 +2,8 @@ import { Bands, type Cursor, type Ids, Listing, ListingFilter, ListingStore, typ
 import { Fixtures, StoreContract } from "@dropshelf/core/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql"
 import * as ColumnPages from "../src/ColumnPages.ts"
 import { type ColumnRow, FilterColumns, idNumber, idText } from "../src/FilterColumns.ts"
 import { StoreSql } from "../src/index.ts"
@@ -378,6 +379,18 @@ const afterLoad = (name: string, stores: Layer.Layer<StoreSql.Services>) =>
         assert.deepStrictEqual(yield* page("id"), ["A0000001", "A0000002", "A0000003", "A0000004", "C0000001"])
         assert.deepStrictEqual(yield* page("latest"), ["C0000001", "A0000001", "A0000002", "A0000003", "A0000004"])
       }).pipe(Effect.provide(stores)))
+
+    it.live("on a read replica a page uses them only once it has replayed as far as they were read", () =>
+      Effect.gen(function*() {
+        const store = yield* ListingStore.ListingStore
+        yield* store.upsert([...ids(20, "A").map((id) => spam(id, "low")), spam("M0000001", "moderate")])
+        const columns = ColumnPages.make(yield* SqlClient.SqlClient, yield* Scope.Scope, true, { ...ColumnPages.DEFAULTS, sparseRows: 0, awaitLoad: true })
+        const page = request({ spam: "moderate" })
+        assert.isDefined(yield* columns.narrow(page, 51))
+        const readAt = columns.floor(page)
+        assert.isUndefined(yield* ColumnPages.onReplica(columns, (floor) => readAt - 1 > floor).narrow(page, 51))
+        assert.isDefined(yield* ColumnPages.onReplica(columns, (floor) => readAt + 1 > floor).narrow(page, 51))
+      }).pipe(Effect.scoped, Effect.provide(stores)))
 
     it.live("candidates that stopped matching: the columns are asked for more, the page is whole, in both orders", () =>
       Effect.gen(function*() {

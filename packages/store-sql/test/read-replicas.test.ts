@@ -53,8 +53,10 @@ describe("read replica tracker", () => {
     tracker.primarySampled(100, 200n)
     tracker.replicaSampled(0, 150n)
     assert.isUndefined(tracker.pick(tracker.floorOf("writer")))
+    assert.isFalse(tracker.replayed(0, 60))
     tracker.replicaSampled(0, 200n)
     assert.strictEqual(tracker.pick(tracker.floorOf("writer")), 0)
+    assert.isTrue(tracker.replayed(0, 60))
     // Replay stops while the primary goes on: lagging once the last position replayed is older than the bound.
     for (let at = 200; at <= 1_200; at += 100) tracker.primarySampled(at, BigInt(at * 2))
     now = 1_050
