@@ -82,6 +82,12 @@ export const COLUMN_SELECT = `id, status = 'active', extract(epoch FROM discover
   tier = 'open', published_value_cents, referring_domains, directory_score, age_years, citability_score,
   featured_rank IS NOT NULL, linked`
 
+/** A search term's rows, up to a LIMIT: its `LIKE` pattern follows. */
+export const TERM_SELECT = `SELECT id FROM listings WHERE status = 'active' AND search_text LIKE`
+
+/** Past this many rows of `size`, a term is held as every row: it keeps too many to be worth testing. */
+export const mostTermRows = (size: number) => Math.ceil(size / 4)
+
 /** What a refresh reads: the columns and the search text, which the held terms are tested on. */
 const REFRESH_SELECT = `${COLUMN_SELECT}, search_text`
 
@@ -164,12 +170,11 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
    */
   const readTerms = (from: Held) =>
     Effect.gen(function*() {
-      const most = Math.ceil(from.columns.size / 4)
+      const most = mostTermRows(from.columns.size)
       for (const term of pending) {
         pending.delete(term)
         if (from.columns.missingTerms([term]).length === 0) continue
-        const rows = yield* sql`SELECT id FROM listings WHERE status = 'active' AND search_text LIKE ${containsPattern(term)}
-          LIMIT ${most + 1}`.values
+        const rows = yield* sql`${sql.literal(TERM_SELECT)} ${containsPattern(term)} LIMIT ${most + 1}`.values
         from.columns.addTerm(term, rows.length > most ? "every" : rows.map((row) => row[0] as string), options.terms)
       }
       // Read later than the rows: a replica answers pages tested on them once it has replayed as far.
