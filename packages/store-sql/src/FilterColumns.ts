@@ -354,7 +354,8 @@ export class FilterColumns {
       if (discovered > discoveredAt || (discovered === discoveredAt && this.ids[this.latestRow[mid]!]! < id)) low = mid + 1
       else high = mid
     }
-    return low < this.size && this.latestRow[low] === row ? low : -1
+    // A row whose discovery moved is not found: its place is another, and the columns are copied (merged).
+    return low < this.size && this.latestRow[low] === row && this.latestDiscovered[low] === discoveredAt ? low : -1
   }
 
   /** Codes `row` into id position `at` (the newest-first order is filled from it). */

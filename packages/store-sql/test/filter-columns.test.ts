@@ -218,6 +218,22 @@ describe("filter columns", () => {
     ), { numRuns: 500 })
   })
 
+  it("a row whose discovery moved takes its new place in the newest-first order", () => {
+    const at = (id: string, minutes: number): Listing.ListingRecord => ({
+      ...Fixtures.listingInput(id, { discoveredAt: T0 + minutes * MINUTE }),
+      status: "active",
+      updatedAt: T0
+    })
+    const loader = FilterColumns.loader(2)
+    for (const record of [at("A0000001", 0), at("A0000002", 1)]) loader.add(columnRow(record))
+    // Later, still before the other: the same place in the order, a new discovery.
+    const columns = loader.done().apply([columnRow(at("A0000001", 0.5))])
+    const newest = (visibleMinutes: number) => columns.scan("latest", undefined, 10, columns.test({}, T0, T0 + visibleMinutes * MINUTE)).ids
+    assert.deepStrictEqual(newest(0.25), [])
+    assert.deepStrictEqual(newest(0.5), ["A0000001"])
+    assert.deepStrictEqual(newest(1), ["A0000002", "A0000001"])
+  })
+
   it("instants between minutes are held coarser: a scan keeps every row the exact instant keeps", () => {
     fc.assert(fc.property(
       fc.array(fc.tuple(listing, fc.integer({ min: 1, max: MINUTE - 1 }), fc.integer({ min: 1, max: MINUTE - 1 })), { maxLength: 40 }),
