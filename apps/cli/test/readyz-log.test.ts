@@ -10,6 +10,12 @@ import { embeddedTargets, freePort, killStragglers, serve } from "./support.ts"
 const lines = (output: string) => output.split("\n").filter((line) => line.trim() !== "")
 const readinessLines = (output: string) => lines(output).filter((line) => /readiness: redis/.test(line))
 
+/** The readiness lines once `count` have come, or after two seconds: the server's output reaches the test after its answers. */
+const readinessLinesWhen = async (output: () => string, count: number) => {
+  for (let i = 0; i < 40 && readinessLines(output()).length < count; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  return readinessLines(output())
+}
+
 const redisServer = (() => {
   try {
     return execFileSync("which", ["redis-server"], { encoding: "utf8" }).trim() || undefined
@@ -53,7 +59,7 @@ describe.skipIf(redisServer === undefined)(`readiness log${redisServer === undef
     let redis: ChildProcess | undefined
     try {
       await probe(8, 503)
-      expect(readinessLines(output()), output()).toHaveLength(1)
+      expect(await readinessLinesWhen(output, 1), output()).toHaveLength(1)
 
       redis = await startRedis(port)
       // The limiter connects again on its own schedule; /readyz turns 200 once it has.
@@ -64,11 +70,11 @@ describe.skipIf(redisServer === undefined)(`readiness log${redisServer === undef
       }
       expect(ready, output()).toBe(true)
       await probe(5, 200)
-      expect(readinessLines(output()), output()).toHaveLength(2)
+      expect(await readinessLinesWhen(output, 2), output()).toHaveLength(2)
 
       await stopped(redis)
       await probe(8, 503)
-      expect(readinessLines(output()), output()).toHaveLength(3)
+      expect(await readinessLinesWhen(output, 3), output()).toHaveLength(3)
       // Not ready is an answer, not a fault: no line at error level, and no stack trace.
       expect(lines(output()).filter((line) => /"level":"ERROR"|\bERROR\b/.test(line)), output()).toEqual([])
       expect(output()).not.toMatch(/\n\s+at /)
