@@ -2,9 +2,9 @@
  * The SQL adapter's filter columns (decision 0516) measured alone on `npm run bench`'s million
  * listings, over the random combinations of bench/combos.ts: the load, the memory the arrays
  * take, the combinations' search terms read, and each page's scan (three pages a combination, as
- * the workload walks them), checked against the API: a server on the same database answers the same combination
- * page by page, and a scan's candidates must be its rows (instants held to the minute may add
- * a candidate its statement then drops).
+ * the workload walks them), checked against the API: a server on the same database answers the
+ * same combination page by page, and a scan's candidates must be its rows (instants held to the
+ * minute may add a candidate its statement then drops).
  *
  *   node --expose-gc bench/columns.ts
  *
@@ -12,7 +12,7 @@
  */
 import { type Cursor, type Ids, ListingFilter, ListQuery, Plan } from "@dropshelf/core"
 import pg from "pg"
-import { COLUMN_SELECT, mostTermRows, TERM_SELECT, toColumnRow } from "../packages/store-sql/src/ColumnPages.ts"
+import { COLUMN_SELECT, DEFAULTS, mostTermRows, TERM_SELECT, toColumnRow } from "../packages/store-sql/src/ColumnPages.ts"
 import { FilterColumns } from "../packages/store-sql/src/FilterColumns.ts"
 import { containsPattern } from "../packages/store-sql/src/PageStatement.ts"
 import { combinations, pathOf } from "./combos.ts"
@@ -70,7 +70,7 @@ for (const query of combinations(COMBOS, SEED)) {
     const started = performance.now()
     const most = mostTermRows(columns.size)
     const { rows } = await client.query<{ id: string }>(`${TERM_SELECT} $1 LIMIT $2`, [containsPattern(term), most + 1])
-    columns.addTerm(term, rows.length > most ? "every" : rows.map((row) => row.id), 64)
+    columns.addTerm(term, rows.length > most ? "every" : rows.map((row) => row.id), DEFAULTS.terms)
     termSeconds += (performance.now() - started) / 1000
   }
   let position: Cursor.CursorPosition | undefined

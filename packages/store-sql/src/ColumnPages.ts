@@ -20,8 +20,8 @@ import { readWatermark } from "./Watermark.ts"
 
 export interface Options {
   /**
-   * A page whose scan tests fewer rows than this is read by its statement alone: Postgres walks
-   * as few rows of its index, and concurrent reads of it share the statement.
+   * A page (without `q`) whose scan passes over fewer rows than this is read by its statement
+   * alone: Postgres walks as few rows of its index, and concurrent reads of it share the statement.
    */
   readonly sparseRows: number
   /** Whether a page waits for the columns (and its search terms) to load instead of being read without them (tests). */
@@ -60,8 +60,8 @@ export interface Narrowed {
 
 export interface ColumnPages {
   /**
-   * For a page the columns can answer and whose filters match few rows, its candidates; else
-   * undefined. `wanted`: candidates to find (`limit + 1`, more when a first try came up short).
+   * For a page the columns can answer whose filters match few rows, or that searches for a term,
+   * its candidates; else undefined. `wanted`: candidates to find (`limit + 1`, more when a first try came up short).
    * `replayed`, on a read replica: whether it has replayed what the primary had at a time.
    */
   readonly narrow: (
@@ -171,14 +171,16 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
   const readTerms = (from: Held) =>
     Effect.gen(function*() {
       const most = mostTermRows(from.columns.size)
+      let read = false
       for (const term of pending) {
         pending.delete(term)
         if (from.columns.missingTerms([term]).length === 0) continue
         const rows = yield* sql`${sql.literal(TERM_SELECT)} ${containsPattern(term)} LIMIT ${most + 1}`.values
         from.columns.addTerm(term, rows.length > most ? "every" : rows.map((row) => row[0] as string), options.terms)
+        read = true
       }
       // Read later than the rows: a replica answers pages tested on them once it has replayed as far.
-      held = { ...from, readAt: performance.now() }
+      if (read) held = { ...from, readAt: performance.now() }
     })
 
   /** Runs `work` once at a time in the store's scope; a failure leaves the columns as they were. */

@@ -172,7 +172,10 @@ export interface Test {
   readonly terms: ReadonlyArray<TermRows>
 }
 
-/** What a scan found: candidates in order, how many rows it tested, and whether it reached the end. */
+/**
+ * What a scan found: candidates in order, how many rows it passed over (those its bitmaps ruled
+ * out included: as many as Postgres would walk), and whether it reached the end.
+ */
 export interface Scan {
   readonly ids: Array<string>
   /** The last candidate's exact discovery, in the newest-first order. */
