@@ -90,8 +90,15 @@ const freshSecrets = (): ServerSecrets => {
   }
 }
 
-/** oidc-provider's storage interface over the core's AuthorizationStore. */
-const adapterOver = (run: <A>(effect: Effect.Effect<A, never, AuthorizationStore.AuthorizationStore>) => Promise<A>) => {
+/**
+ * oidc-provider's storage interface over the core's AuthorizationStore. `grantRevoked` ends a
+ * grant's key: the library destroys a grant only when it revokes it (a code or refresh token
+ * used twice, the client revoking), and awaits that before it answers.
+ */
+const adapterOver = (
+  run: <A>(effect: Effect.Effect<A, never, AuthorizationStore.AuthorizationStore>) => Promise<A>,
+  grantRevoked: (grantId: string) => Promise<void>
+) => {
   /** A store call made at the clock's now. */
   const now = <A>(use: (store: AuthorizationStore.AuthorizationStore["Service"], at: number) => Effect.Effect<A>) =>
     run(AuthorizationStore.AuthorizationStore.use((store) => Effect.flatMap(Clock.currentTimeMillis, (at) => use(store, at))))
@@ -126,8 +133,9 @@ const adapterOver = (run: <A>(effect: Effect.Effect<A, never, AuthorizationStore
     consume(id: string) {
       return now((store, at) => store.consume(this.kind, id, at))
     }
-    destroy(id: string) {
-      return now((store) => store.destroy(this.kind, id))
+    async destroy(id: string) {
+      await now((store) => store.destroy(this.kind, id))
+      if (this.kind === "Grant") await grantRevoked(id)
     }
     revokeByGrantId(grantId: string) {
       return now((store) => store.revokeGrant(grantId))
@@ -185,7 +193,10 @@ export const layer = (options: { readonly trustProxy: boolean; readonly registra
         const { default: Provider, errors } = yield* Effect.promise(() => import("oidc-provider"))
         const secrets = (yield* store.keep("ServerSecrets", "oauth", freshSecrets())) as ServerSecrets
         const configuration: Configuration = {
-          adapter: adapterOver(run),
+          adapter: adapterOver(run, (grantId) =>
+            run(operators.revokeGrantKey(grantId).pipe(
+              Effect.catchCause((cause) => Effect.logWarning("dropshelf: revoking a revoked grant's key failed", cause))
+            ))),
           routes: OAUTH_ROUTES,
           cookies: { keys: [...secrets.cookieKeys] },
           jwks: { keys: [secrets.jwk as never] },
@@ -239,14 +250,6 @@ export const layer = (options: { readonly trustProxy: boolean; readonly registra
         }
         const provider = new Provider(issuer, configuration)
         provider.proxy = options.trustProxy
-        // A grant the library revokes (a code or refresh token used twice, the client revoking) ends its key too.
-        provider.on("grant.revoked", (_ctx: unknown, grantId: string) => {
-          void Effect.runPromiseWith(context)(
-            operators.revokeGrantKey(grantId).pipe(
-              Effect.catchCause((cause) => Effect.logWarning("dropshelf: revoking a revoked grant's key failed", cause))
-            )
-          )
-        })
         return { provider, callback: provider.callback() }
       })
       const once = yield* Effect.cached(made)
