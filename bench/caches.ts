@@ -6,7 +6,9 @@
  * (from /proc, which moves far less with the machine's load than req/s), each against every
  * cache on. The since read-ahead only serves since runs, so it is measured on the since pull;
  * the Redis batches only with REDIS_URL set; the watch filters on what a matching round of
- * 10 000 watches spends decoding their queries. `BENCH_CACHES` names the caches to measure.
+ * 10 000 watches spends decoding their queries. The filter columns serve the filters that match
+ * few rows, which the mixed workload hardly asks: they are measured on the random combinations,
+ * after the combinations' warm-up. `BENCH_CACHES` names the caches to measure.
  */
 import { Watches } from "@dropshelf/core"
 import { Effect } from "effect"
@@ -15,6 +17,7 @@ import * as RememberedWatchFilters from "../apps/server/src/RememberedWatchFilte
 import { idsAcross, MIXED_IDS, mixedWalks } from "./mixed.ts"
 import { backendPidsOf, ticksOf } from "./proc.ts"
 import { loadWalks, startServer, stop } from "./server.ts"
+import type { Walk } from "./load.ts"
 import { pullSince } from "./since.ts"
 
 const PAIRS = Number(process.env.BENCH_CACHE_PAIRS ?? 2)
@@ -46,11 +49,24 @@ const mean = (values: ReadonlyArray<number>) => values.reduce((sum, value) => su
 /** Ticks are 1/100 s here (`ticksOf`). */
 const microsOf = (ticks: number, requests: number) => (ticks * 10_000) / Math.max(requests, 1)
 
-const mixedOn = async (database: string, port: number, key: string, off: string, options: { readonly connections: number; readonly warmupSeconds: number; readonly durationSeconds: number }): Promise<Figures> => {
-  const walks = mixedWalks(idsAcross(database, MIXED_IDS))
+interface LoadOptions {
+  readonly connections: number
+  readonly warmupSeconds: number
+  readonly durationSeconds: number
+}
+
+/** A workload of walks: the mixed one, or the random combinations (bench/combos.ts) with their own warm-up. */
+interface Workload {
+  readonly name: string
+  readonly walks: ReadonlyArray<Walk>
+  readonly warmupSeconds: number
+}
+
+const walksOn = async (database: string, port: number, key: string, off: string, workload: Workload, options: LoadOptions): Promise<Figures> => {
+  const { walks } = workload
   const server = await startServer(database, port, { from: "bundle", env: { DROPSHELF_CACHES_OFF: off } })
   try {
-    loadWalks(port, key, walks, { connections: options.connections, durationSeconds: options.warmupSeconds })
+    loadWalks(port, key, walks, { connections: options.connections, durationSeconds: workload.warmupSeconds })
     const before = ticksNow(server.pid!, database)
     const result = loadWalks(port, key, walks, { connections: options.connections, durationSeconds: options.durationSeconds })
     return { requestsPerSecond: result.requestsPerSecond, p99: result.p99, ...perUnit(before, ticksNow(server.pid!, database), result.total) }
@@ -97,8 +113,10 @@ export const measureCaches = async (
   database: string,
   port: number,
   key: string,
-  options: { readonly connections: number; readonly warmupSeconds: number; readonly durationSeconds: number }
+  options: LoadOptions & { readonly combos: Omit<Workload, "name"> }
 ): Promise<Array<string>> => {
+  const mixed: Workload = { name: "mixed", walks: mixedWalks(idsAcross(database, MIXED_IDS)), warmupSeconds: options.warmupSeconds }
+  const combos: Workload = { name: "combinations", ...options.combos }
   const lines = [
     "| cache switched off | workload | req/s on → off | p99 on → off, ms | CPU µs on → off: server; PostgreSQL | what it buys |",
     "| --- | --- | ---: | ---: | ---: | ---: |"
@@ -116,12 +134,13 @@ export const measureCaches = async (
       continue
     }
     const since = name === "since-read-ahead"
+    const workload = name === "filter-columns" ? combos : mixed
     const on: Array<Figures> = []
     const off: Array<Figures> = []
     for (let pair = 0; pair < PAIRS; pair++) {
       // Alternated, on first in one pair and off first in the next.
       for (const which of pair % 2 === 0 ? ["", name] : [name, ""]) {
-        const figures = since ? await sinceOn(database, port, key, which) : await mixedOn(database, port, key, which, options)
+        const figures = since ? await sinceOn(database, port, key, which) : await walksOn(database, port, key, which, workload, options)
         ;(which === "" ? on : off).push(figures)
       }
     }
@@ -132,7 +151,7 @@ export const measureCaches = async (
     // A cache saves CPU a request; the read-ahead, which costs CPU, buys rows a second.
     const buys = since ? `${change(onRate, offRate)} rows/s` : `CPU without it: server ${change(offCpu, onCpu)}, PostgreSQL ${change(offPg, onPg)}`
     const cpu = `${onCpu.toFixed(0)} → ${offCpu.toFixed(0)}; ${onPg.toFixed(0)} → ${offPg.toFixed(0)}`
-    const line = `| ${name} | ${since ? "since pull, rows/s" : "mixed"} | ${onRate.toFixed(0)} → ${offRate.toFixed(0)} | ${p99} | ${cpu} | ${buys} |`
+    const line = `| ${name} | ${since ? "since pull, rows/s" : workload.name} | ${onRate.toFixed(0)} → ${offRate.toFixed(0)} | ${p99} | ${cpu} | ${buys} |`
     console.log(line)
     lines.push(line)
   }

@@ -186,6 +186,8 @@ const main = async () => {
   console.log("bench: the rate limiter counts every request but refuses none (DROPSHELF_RATE_LIMIT=count-only)")
   if (ONLY !== undefined) console.log(`bench: only ${ONLY.join(", ")} (BENCH_ONLY), and the ceiling`)
   const large = ensureDirectory(LARGE, process.env.BENCH_DATABASE)
+  // Three reads a combination: each comes once a cycle, so the 50 connections start at 50 different ones.
+  const comboWalks = () => mixedWalks(idsAcross(large.name, 3 * COMBOS), combinations(COMBOS, COMBO_SEED))
   const small = runs("scale") ? ensureDirectory(SMALL) : undefined
   const importRate = runs("import") ? await measureImport() : undefined
 
@@ -296,13 +298,10 @@ const main = async () => {
 
   let combos: { readonly load: LoadResult; readonly timed: ReadonlyArray<TimedCombination> } | undefined
   if (runs("combos")) {
-    const queries = combinations(COMBOS, COMBO_SEED)
-    // Three reads a combination: each comes once a cycle, so the 50 connections start at 50 different ones.
-    const walks = mixedWalks(idsAcross(large.name, 3 * COMBOS), queries)
-    const comboLoad = loadWalks(port, key, walks, { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: COMBO_WARMUP })
+    const comboLoad = loadWalks(port, key, comboWalks(), { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: COMBO_WARMUP })
     row(`combos: ${COMBOS} random combinations × 3 pages, single reads`, comboLoad, rssMb(server.pid!), ceiling.requestsPerSecond)
     rows.splice(listRowsAt++, 0, rows.pop()!)
-    combos = { load: comboLoad, timed: await timeCombinations(port, key, queries, 3) }
+    combos = { load: comboLoad, timed: await timeCombinations(port, key, combinations(COMBOS, COMBO_SEED), 3) }
   }
   await stop(server)
 
@@ -328,7 +327,12 @@ const main = async () => {
 
   // What each cache buys: servers with one switched off against servers with all on (bench/caches.ts).
   const cacheLines = runs("caches")
-    ? await measureCaches(large.name, port, key, { connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION })
+    ? await measureCaches(large.name, port, key, {
+      connections: CONNECTIONS,
+      warmupSeconds: WARMUP,
+      durationSeconds: DURATION,
+      combos: { walks: comboWalks(), warmupSeconds: COMBO_WARMUP }
+    })
     : undefined
 
   // 1 M against 10 k listings: two fresh servers that serve page 1 only, so neither carries the

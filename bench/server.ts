@@ -60,10 +60,10 @@ process.on("exit", () => {
   for (const child of children) child.kill("SIGTERM")
 })
 
-/** Node flags for every server started here, from BENCH_NODE_ARGS (`--cpu-prof`, `--trace-gc`, …). */
 /** The horizon bench servers run with, the largest the server accepts. */
 export const BENCH_SINCE_HORIZON_DAYS = 3650
 
+/** Node flags for every server started here, from BENCH_NODE_ARGS (`--cpu-prof`, `--trace-gc`, …). */
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg.length > 0)
 
 /** `dropshelf serve` on `databaseName`, counting every request and refusing none; resolves once it answers. */
