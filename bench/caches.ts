@@ -62,7 +62,14 @@ interface Workload {
   readonly warmupSeconds: number
 }
 
-const walksOn = async (database: string, port: number, key: string, off: string, workload: Workload, options: LoadOptions): Promise<Figures> => {
+const walksOn = async (
+  database: string,
+  port: number,
+  key: string,
+  off: string,
+  workload: Workload,
+  options: Omit<LoadOptions, "warmupSeconds">
+): Promise<Figures> => {
   const { walks } = workload
   const server = await startServer(database, port, { from: "bundle", env: { DROPSHELF_CACHES_OFF: off } })
   try {
