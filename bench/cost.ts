@@ -5,9 +5,11 @@
  * prints, per path, the CPU time the server process and PostgreSQL spent per request (from
  * /proc), with the req/s of the run for reference.
  *
- * Two paths name workloads rather than one path: `mixed` is the mixed list workload of `npm run
- * bench` (bench/mixed.ts: filter sets through three pages, single reads between), `reads` single
- * reads of 3 000 listings spread over the directory, each asked in turn.
+ * Three paths name workloads rather than one path: `mixed` is the mixed list workload of `npm run
+ * bench` (bench/mixed.ts: filter sets through three pages, single reads between), `combos` the
+ * random combinations walked the same way (bench/combos.ts, BENCH_COMBOS and BENCH_COMBO_SEED,
+ * warmed BENCH_COMBO_WARMUP s as there), `reads` single reads of 3 000 listings spread over the
+ * directory, each asked in turn.
  *
  * Transactions a request: those the bench database committed (pg_stat_database, which counts
  * each statement outside a transaction as one), a count of round trips a request costs.
@@ -27,6 +29,7 @@
  * BENCH_FROM (`bundle`, the build a deployment runs, or `sources`), BENCH_BUNDLE (bench/server.ts).
  */
 import { Plan } from "@dropshelf/core"
+import { combinations } from "./combos.ts"
 import type { Walk } from "./load.ts"
 import { idsAcross, MIXED_IDS, mixedWalks } from "./mixed.ts"
 import { commitsIn, psql } from "./postgres.ts"
@@ -38,6 +41,9 @@ const DATABASE = process.env.BENCH_DATABASE ?? "dropshelf_bench_1000000"
 const PLAN = (process.env.BENCH_PLAN ?? "business") as "free" | "pro" | "business"
 const ACCOUNTS = Math.max(1, Number(process.env.BENCH_ACCOUNTS ?? 1))
 const FROM = process.env.BENCH_FROM === "sources" ? "sources" : "bundle"
+const COMBOS = Number(process.env.BENCH_COMBOS ?? 200)
+const COMBO_SEED = Number(process.env.BENCH_COMBO_SEED ?? 1)
+const COMBO_WARMUP = Number(process.env.BENCH_COMBO_WARMUP ?? 60)
 const PORT = 18_099
 const paths = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ["/api/v1/domains"]
 
@@ -52,6 +58,7 @@ const walksFor = (path: string): ReadonlyArray<Walk> | undefined => {
   // Listings the plan can read already: one still in its access delay answers 404 at once.
   const ids = idsAcross(DATABASE, MIXED_IDS, Plan.Plans[PLAN].accessDelayMs)
   if (path === "mixed") return mixedWalks(ids)
+  if (path === "combos") return mixedWalks(ids.slice(0, 3 * COMBOS), combinations(COMBOS, COMBO_SEED))
   if (path === "reads") return ids.map((id) => ({ path: `/api/v1/domains/${id}`, pages: 1 }))
   return undefined
 }
@@ -72,6 +79,8 @@ for (const path of paths) {
     walks === undefined
       ? load(PORT, key, [{ path }], { connections: 50, amount })
       : loadWalks(PORT, keys, walks, { connections: 50, amount })
+  // The combinations' filter columns and search terms load in the background while they are first asked.
+  if (path === "combos") loadWalks(PORT, keys, walks!, { connections: 50, durationSeconds: COMBO_WARMUP })
   run(2_000)
   const pids = postgresPids()
   const serverBefore = ticksOf(server.pid!)
