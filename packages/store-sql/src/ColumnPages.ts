@@ -45,6 +45,8 @@ const LOAD_CHUNK = 5_000
 
 /** A page narrowed to the columns' candidates, and how to tell whether its statement answered it whole. */
 export interface Narrowed {
+  /** The rows the columns found, in the page's order: the page's rows but those written since the watermark. */
+  readonly candidates: ReadonlyArray<string>
   /** The page's rows are among these. */
   readonly condition: Fragment
   /** One more column of the page's statement: whether more rows were written since the watermark than it read. */
@@ -257,6 +259,7 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
       const overflow = sql`(SELECT count(*) FROM (${recent}) AS recent) > ${RECENT_ROWS}`
       const last = scan.ids.at(-1)
       return {
+        candidates: scan.ids,
         condition: sql`id = ANY(${opaqueIds(sql, scan.ids)} || ARRAY(${recent}))`,
         overflowColumn: sql`, ${overflow} AS recent_overflow`,
         overflowNow: sql<{ overflow: boolean }>`SELECT ${overflow} AS overflow`.pipe(

@@ -17,6 +17,8 @@ export interface ListingCache {
   readonly get: (id: string, updatedAt: number) => Listing.ListingRecord | undefined
   /** The cached record for this content, or `record` itself, now cached. */
   readonly intern: (record: Listing.ListingRecord) => Listing.ListingRecord
+  /** Whether some version of this id is cached, without counting as a use. */
+  readonly has: (id: string) => boolean
 }
 
 /*
@@ -57,6 +59,7 @@ export const make = (capacity: number = DEFAULT_CAPACITY): ListingCache => {
       if (cached !== undefined && cached.updatedAt === record.updatedAt) return cached
       keep(record)
       return record
-    }
+    },
+    has: (id) => young.has(id) || old.has(id)
   }
 }

@@ -62,6 +62,26 @@ export const make = (
 ): PageReads => {
   const { anchorColumn, limitOf, orderOf, pageConditions, withReader } = statement
 
+  /** Full rows of a page, each `COLUMNS` then `extra` columns, before the anchor's and the reader's. */
+  const fullRows = (request: PageStatementRequest, where: ReadonlyArray<Fragment>, extra: Fragment, accounts: ReadonlyArray<string>) =>
+    withReader(
+      request,
+      sql`SELECT ${sql.literal(COLUMNS)}${extra}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
+        ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
+      accounts
+    )
+
+  /** What `rows` of `fullRows` (each `selected` columns before the anchor's) say: records, kept in the cache or not. */
+  const decoded = (request: PageStatementRequest, rows: ReadonlyArray<Values>, selected: number, keep: boolean) => {
+    const anchored = request.after !== undefined
+    const layout = layoutOf(anchored, selected)
+    return {
+      records: rows.map((row) => (keep ? cache.intern(toRecord(row)) : toRecord(row))),
+      answers: request.reader === undefined ? undefined : readerAnswers(rows.slice(0, request.limit), layout),
+      anchorExists: anchorExistsIn(anchored, rows, layout)
+    }
+  }
+
   // With a reader, withReader joins its answers: the overload for a PageRequest says so.
   const fullPage = ((
     request: PageStatementRequest,
@@ -69,21 +89,8 @@ export const make = (
     keep: boolean,
     accounts: ReadonlyArray<string>
   ): Effect.Effect<Read, SqlError.SqlError> =>
-    withReader(
-      request,
-      sql`SELECT ${sql.literal(COLUMNS)}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
-        ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
-      accounts
-    ).pipe(
-      Effect.map((rows) => {
-        const anchored = request.after !== undefined
-        const layout = layoutOf(anchored, LISTING_COLUMNS.length)
-        return {
-          records: rows.map((row) => (keep ? cache.intern(toRecord(row)) : toRecord(row))),
-          answers: request.reader === undefined ? undefined : readerAnswers(rows.slice(0, request.limit), layout),
-          anchorExists: anchorExistsIn(anchored, rows, layout)
-        }
-      })
+    fullRows(request, where, sql.literal(""), accounts).pipe(
+      Effect.map((rows) => decoded(request, rows, LISTING_COLUMNS.length, keep))
     )) as PageReads["fullPage"]
 
   /** A page's ids and versions, with `extra` columns after them (before the anchor's). */
@@ -135,6 +142,17 @@ export const make = (
     })
 
   /**
+   * Whether most of a page's first `rows` candidates have no record cached: the statement then
+   * reads them in full, where ids and versions first would take a second statement for the rows.
+   */
+  const mostlyUncached = (candidates: ReadonlyArray<string>, rows: number) => {
+    const first = Math.min(rows, candidates.length)
+    let uncached = 0
+    for (let index = 0; index < first; index++) if (!cache.has(candidates[index]!)) uncached++
+    return uncached * 2 > first
+  }
+
+  /**
    * A page whose filters match few rows is found in the filter columns (ColumnPages) and its
    * statement tests only what they found and what was written since; should that not make the
    * whole page (candidates gone since), the columns are asked for more, then the statement runs
@@ -147,10 +165,15 @@ export const make = (
       for (let attempt = 0; attempt < 3; attempt++) {
         const narrowed = yield* columns.narrow(request, wanted)
         if (narrowed === undefined) break
-        const versions = yield* versionsOf(request, [...where, narrowed.condition], narrowed.overflowColumn, accounts)
-        const overflow = versions[0] === undefined ? yield* narrowed.overflowNow : versions[0][VERSION_COLUMNS.length] === true
+        // Read in full, the rows need no second statement; as ids and versions, cached rows are not decoded.
+        const full = mostlyUncached(narrowed.candidates, request.limit + 1)
+        const selected = full ? LISTING_COLUMNS.length : VERSION_COLUMNS.length
+        const rows = yield* (full ? fullRows : versionsOf)(request, [...where, narrowed.condition], narrowed.overflowColumn, accounts)
+        const overflow = rows[0] === undefined ? yield* narrowed.overflowNow : rows[0][selected] === true
         if (overflow) break
-        if (narrowed.complete(versions, VERSION_COLUMNS.indexOf("id"), VERSION_COLUMNS.indexOf("discovered_at"))) return yield* recordsOf(request, versions, VERSION_COLUMNS.length + 1, where, accounts)
+        if (narrowed.complete(rows, 0, full ? COLUMN.discovered_at : VERSION_COLUMNS.indexOf("discovered_at"))) {
+          return full ? decoded(request, rows, selected + 1, true) as Served : yield* recordsOf(request, rows, selected + 1, where, accounts)
+        }
         wanted *= 4
       }
       return yield* recordsOf(request, yield* versionsOf(request, where, sql.literal(""), accounts), VERSION_COLUMNS.length, where, accounts)

@@ -64,5 +64,21 @@ describe("ListingCache", () => {
     const r = record("ID000001", 1)
     assert.strictEqual(cache.intern(r), r)
     assert.isUndefined(cache.get("ID000001", 1))
+    assert.isFalse(cache.has("ID000001"))
+  })
+
+  it("has an id at any version held, and asking does not keep it longer", () => {
+    const cache = ListingCache.make(4)
+    const first = cache.intern(record("ID000001", 1))
+    cache.intern(record("ID000002", 1))
+    assert.isTrue(cache.has(first.id))
+    assert.isFalse(cache.has("ID000009"))
+    // Two more generations of two: the first is dropped, as it would be had nobody asked.
+    for (let i = 3; i <= 6; i++) {
+      cache.intern(record(`ID00000${i}`, 1))
+      cache.has(first.id)
+    }
+    assert.isFalse(cache.has(first.id))
+    assert.isTrue(cache.has("ID000006"))
   })
 })
