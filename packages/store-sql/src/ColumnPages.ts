@@ -1,11 +1,11 @@
-import { ListingFilter } from "@dropshelf/core"
+import { type Listing, ListingFilter } from "@dropshelf/core"
 import { Effect, Fiber, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import { type ColumnRow, FilterColumns } from "./FilterColumns.ts"
 import type { Values } from "./ListingRows.ts"
 import { containsPattern, type PageStatementRequest } from "./PageStatement.ts"
-import { instant, int, intOrNull, opaqueIds, opaqueInstant, storable, textOrNull } from "./Rows.ts"
+import { int, intOrNull, opaqueIds, opaqueInstant, storable, textOrNull } from "./Rows.ts"
 import { readWatermark } from "./Watermark.ts"
 
 /*
@@ -54,10 +54,10 @@ export interface Narrowed {
   /** The same, asked alone (a page with no rows carries no column). */
   readonly overflowNow: Effect.Effect<boolean>
   /**
-   * Whether rows read (`limit + 1` at most, in order, each `[id, …, discovered_at]` at the
-   * indexes given) are the page: the columns found every candidate before the last row.
+   * Whether the page's rows (`limit + 1` at most, in order) are the whole page: the columns
+   * found every candidate before the last row.
    */
-  readonly complete: (rows: ReadonlyArray<Values>, idAt: number, discoveredAt: number) => boolean
+  readonly complete: (rows: ReadonlyArray<Listing.ListingRecord>) => boolean
 }
 
 export interface ColumnPages {
@@ -255,8 +255,10 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
       // A page with a search term is always narrowed: its statement alone tests the text row by row.
       if (scan.examined < options.sparseRows && terms.length === 0) return undefined
       const since = opaqueInstant(sql, now.watermark)
-      const recent = sql`SELECT id FROM listings WHERE updated_at >= ${since} ORDER BY updated_at LIMIT ${RECENT_ROWS + 1}`
-      const overflow = sql`(SELECT count(*) FROM (${recent}) AS recent) > ${RECENT_ROWS}`
+      // Constants as literals: a parameter LIMIT is planned as unknown, and the plan kept for the
+      // statement's text would then cost more than one made for the values, made again every page.
+      const recent = sql`SELECT id FROM listings WHERE updated_at >= ${since} ORDER BY updated_at LIMIT ${sql.literal(String(RECENT_ROWS + 1))}`
+      const overflow = sql`(SELECT count(*) FROM (${recent}) AS recent) > ${sql.literal(String(RECENT_ROWS))}`
       const last = scan.ids.at(-1)
       return {
         candidates: scan.ids,
@@ -266,14 +268,13 @@ export const make = (sql: SqlClient.SqlClient, scope: Scope.Scope, enabled: bool
           Effect.map((rows) => rows[0]?.overflow === true),
           Effect.orDie
         ),
-        complete: (rows, idAt, discoveredAt) => {
+        complete: (rows) => {
           if (scan.exhausted || last === undefined) return true
           const final = rows[request.limit]
           if (final === undefined) return false
-          if (request.order === "id") return (final[idAt] as string) <= last
+          if (request.order === "id") return final.id <= last
           const lastAt = scan.lastDiscoveredAt!
-          const finalAt = instant(final[discoveredAt])
-          return finalAt > lastAt || (finalAt === lastAt && (final[idAt] as string) <= last)
+          return final.discoveredAt > lastAt || (final.discoveredAt === lastAt && final.id <= last)
         }
       }
     })

@@ -1,4 +1,4 @@
-import type { Listing, ListingStore } from "@dropshelf/core"
+import { type Listing, ListingFilter, type ListingStore } from "@dropshelf/core"
 import { Effect, type Scope } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
@@ -60,24 +60,18 @@ export const make = (
   sharing: boolean,
   columns: ColumnPages.ColumnPages
 ): PageReads => {
-  const { anchorColumn, limitOf, orderOf, pageConditions, withReader } = statement
+  const { anchorColumn, limitOf, orderOf, pageConditions, positionConditions, withReader } = statement
 
-  /** Full rows of a page, each `COLUMNS` then `extra` columns, before the anchor's and the reader's. */
-  const fullRows = (request: PageStatementRequest, where: ReadonlyArray<Fragment>, extra: Fragment, accounts: ReadonlyArray<string>) =>
-    withReader(
-      request,
-      sql`SELECT ${sql.literal(COLUMNS)}${extra}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
-        ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
-      accounts
-    )
-
-  /** What `rows` of `fullRows` (each `selected` columns before the anchor's) say: records, kept in the cache or not. */
-  const decoded = (request: PageStatementRequest, rows: ReadonlyArray<Values>, selected: number, keep: boolean) => {
+  /**
+   * What full `rows` (each `selected` columns before the anchor's) say: records, kept in the
+   * cache or not, and the reader's answers for the first `answered` rows.
+   */
+  const decoded = (request: PageStatementRequest, rows: ReadonlyArray<Values>, selected: number, keep: boolean, answered = request.limit) => {
     const anchored = request.after !== undefined
     const layout = layoutOf(anchored, selected)
     return {
       records: rows.map((row) => (keep ? cache.intern(toRecord(row)) : toRecord(row))),
-      answers: request.reader === undefined ? undefined : readerAnswers(rows.slice(0, request.limit), layout),
+      answers: request.reader === undefined ? undefined : readerAnswers(rows.slice(0, answered), layout),
       anchorExists: anchorExistsIn(anchored, rows, layout)
     }
   }
@@ -89,7 +83,12 @@ export const make = (
     keep: boolean,
     accounts: ReadonlyArray<string>
   ): Effect.Effect<Read, SqlError.SqlError> =>
-    fullRows(request, where, sql.literal(""), accounts).pipe(
+    withReader(
+      request,
+      sql`SELECT ${sql.literal(COLUMNS)}${anchorColumn(request)} FROM listings WHERE ${sql.and(where)}
+        ORDER BY ${orderOf(request)} LIMIT ${limitOf(request)}`,
+      accounts
+    ).pipe(
       Effect.map((rows) => decoded(request, rows, LISTING_COLUMNS.length, keep))
     )) as PageReads["fullPage"]
 
@@ -104,16 +103,17 @@ export const make = (
 
   /**
    * The rows of `versions` (each `selected` columns, then the anchor's and the reader's), from
-   * the cache or else read. A row written between the two statements is not mixed in at its
-   * newer version (it might no longer match): the page is then read again in full, as one
-   * statement of `where`.
+   * the cache or else read, with the reader's answers for the first `answered`. A row written
+   * between the two statements is not mixed in at its newer version (it might no longer match):
+   * the page is then read again in full, as one statement of `where`.
    */
   const recordsOf = (
     request: ListingStore.PageRequest,
     versions: ReadonlyArray<Values>,
     selected: number,
     where: ReadonlyArray<Fragment>,
-    accounts: ReadonlyArray<string>
+    accounts: ReadonlyArray<string>,
+    answered = request.limit
   ) =>
     Effect.gen(function*(): Effect.fn.Return<Served, SqlError.SqlError> {
       const records = new Array<Listing.ListingRecord | undefined>(versions.length)
@@ -125,7 +125,7 @@ export const make = (
       })
       const anchored = request.after !== undefined
       const layout = layoutOf(anchored, selected)
-      const answers = readerAnswers(versions.slice(0, request.limit), layout)
+      const answers = readerAnswers(versions.slice(0, answered), layout)
       const anchorExists = anchorExistsIn(anchored, versions, layout)
       if (missing.length === 0) return { records: records as Array<Listing.ListingRecord>, answers, anchorExists }
       const fetched = yield* sql`SELECT ${sql.literal(COLUMNS)} FROM listings WHERE id = ANY(${opaqueIds(sql, missing)})`.values
@@ -153,29 +153,50 @@ export const make = (
   }
 
   /**
-   * A page whose filters match few rows is found in the filter columns (ColumnPages) and its
-   * statement tests only what they found and what was written since; should that not make the
-   * whole page (candidates gone since), the columns are asked for more, then the statement runs
-   * alone.
+   * A page found in the filter columns (ColumnPages): its statement reads the candidates and the
+   * rows written since, at the page's position and visible to its reader, and the core's own
+   * filter then keeps the page's rows. Its text is the same for every filter set and value, so
+   * a connection plans it once where a statement of the page's filters is planned at every page
+   * of a population of callers. Undefined when more rows were written since than it reads.
+   */
+  const narrowedPage = (request: ListingStore.PageRequest, narrowed: ColumnPages.Narrowed, accounts: ReadonlyArray<string>) =>
+    Effect.gen(function*(): Effect.fn.Return<Served | undefined, SqlError.SqlError> {
+      // Read in full, the rows need no second statement; as ids and versions, cached rows are not decoded.
+      const full = mostlyUncached(narrowed.candidates, request.limit + 1)
+      const selected = full ? LISTING_COLUMNS.length : VERSION_COLUMNS.length
+      const rows = yield* withReader(
+        request,
+        sql`SELECT ${sql.literal(full ? COLUMNS : VERSION_COLUMNS.join(", "))}${narrowed.overflowColumn}${anchorColumn(request)}
+          FROM listings WHERE ${sql.and([sql`status = 'active'`, ...positionConditions(request, true), narrowed.condition])}
+          ORDER BY ${orderOf(request)}`,
+        accounts
+      )
+      const overflow = rows[0] === undefined ? yield* narrowed.overflowNow : rows[0][selected] === true
+      if (overflow) return undefined
+      const read = full
+        ? decoded(request, rows, selected + 1, true, rows.length) as Served
+        : yield* recordsOf(request, rows, selected + 1, pageConditions(request), accounts, rows.length)
+      const matching = read.records.filter((record) => ListingFilter.matchesFilters(record, request.filters, request.now))
+      return { ...read, records: matching.slice(0, request.limit + 1) }
+    })
+
+  /**
+   * A page whose filters match few rows is found in the filter columns; should their candidates
+   * not make the whole page (gone since), the columns are asked for more, then the page's
+   * statement runs alone.
    */
   const cachedPage = (request: ListingStore.PageRequest, accounts: ReadonlyArray<string>) =>
     Effect.gen(function*(): Effect.fn.Return<Served, SqlError.SqlError> {
-      const where = pageConditions(request)
       let wanted = request.limit + 1
       for (let attempt = 0; attempt < 3; attempt++) {
         const narrowed = yield* columns.narrow(request, wanted)
         if (narrowed === undefined) break
-        // Read in full, the rows need no second statement; as ids and versions, cached rows are not decoded.
-        const full = mostlyUncached(narrowed.candidates, request.limit + 1)
-        const selected = full ? LISTING_COLUMNS.length : VERSION_COLUMNS.length
-        const rows = yield* (full ? fullRows : versionsOf)(request, [...where, narrowed.condition], narrowed.overflowColumn, accounts)
-        const overflow = rows[0] === undefined ? yield* narrowed.overflowNow : rows[0][selected] === true
-        if (overflow) break
-        if (narrowed.complete(rows, 0, full ? COLUMN.discovered_at : VERSION_COLUMNS.indexOf("discovered_at"))) {
-          return full ? decoded(request, rows, selected + 1, true) as Served : yield* recordsOf(request, rows, selected + 1, where, accounts)
-        }
+        const read = yield* narrowedPage(request, narrowed, accounts)
+        if (read === undefined) break
+        if (narrowed.complete(read.records)) return read
         wanted *= 4
       }
+      const where = pageConditions(request)
       return yield* recordsOf(request, yield* versionsOf(request, where, sql.literal(""), accounts), VERSION_COLUMNS.length, where, accounts)
     })
 

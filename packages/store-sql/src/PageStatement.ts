@@ -35,6 +35,11 @@ export type RevealsAsked =
 export interface PageStatement {
   /** Every condition of a page request: status, filters, access delay and the keyset position. */
   readonly pageConditions: (request: PageStatementRequest) => Array<Fragment>
+  /**
+   * The access delay and the keyset position alone, every value a parameter; `opaquePosition`
+   * hides the id position from the planner too, so that the text has one plan whatever its values.
+   */
+  readonly positionConditions: (request: PageStatementRequest, opaquePosition: boolean) => Array<Fragment>
   readonly orderOf: (request: PageStatementRequest, table?: string) => Fragment
   /** `limit + 1`, as a literal, so that one more row says whether there are more. */
   readonly limitOf: (request: PageStatementRequest) => Fragment
@@ -157,13 +162,18 @@ export const make = (sql: SqlClient.SqlClient): PageStatement => {
       where.push(sql`status IN ('active', 'sold', 'blocked', 'delisted')`)
       if (filters.length > 0) where.push(sql`(status <> 'active' OR ${sql.and(filters)})`)
     }
-    where.push(sql`discovered_at <= ${opaque(request.visibleBefore)}`)
+    where.push(...positionConditions(request, false))
+    return where
+  }
+
+  const positionConditions = (request: PageStatementRequest, opaquePosition: boolean): Array<Fragment> => {
+    const where: Array<Fragment> = [sql`discovered_at <= ${opaque(request.visibleBefore)}`]
     const after = request.after
     if (after !== undefined) {
       if (after.order === "id") {
         // Visible: several indexes hold the id order, and which is best follows how much of
         // the directory lies after the position.
-        where.push(sql`id > ${after.id}`)
+        where.push(opaquePosition ? sql`id > ${opaqueText(sql, after.id)}` : sql`id > ${after.id}`)
       } else {
         // Opaque: only listings_latest holds this order, so every page after the first is
         // read the same way and can keep one plan per connection.
@@ -258,5 +268,5 @@ export const make = (sql: SqlClient.SqlClient): PageStatement => {
       ([held, revealed]): ReadonlyArray<Values> => [...held, ...revealed]
     )
 
-  return { pageConditions, orderOf, limitOf, anchorColumn, withReader, joinReader, readerColumnsOf }
+  return { pageConditions, positionConditions, orderOf, limitOf, anchorColumn, withReader, joinReader, readerColumnsOf }
 }

@@ -369,6 +369,23 @@ const afterLoad = (name: string, stores: Layer.Layer<StoreSql.Services>) =>
         assert.deepStrictEqual((yield* store.page(request({ spam: "moderate" }))).rows.map((row) => row.id), ["M0000003"])
       }).pipe(Effect.provide(stores)))
 
+    it.live("a row written after they loaded before the page's position, or not yet visible, is not on it", () =>
+      Effect.gen(function*() {
+        const store = yield* ListingStore.ListingStore
+        yield* store.upsert([...ids(20, "A").map((id) => spam(id, "low")), ...ids(3, "M").map((id, i) => spam(id, "moderate", T0 - i * 1_000))])
+        const moderate = request({ spam: "moderate" }, "id", 1)
+        assert.deepStrictEqual((yield* store.page(moderate)).rows.map((row) => row.id), ["M0000000"])
+        // Since the columns loaded: one before each order's position, one discovered after the reader may see it.
+        yield* store.upsert([spam("L0000001", "moderate", T0 + 1_000), spam("N0000001", "moderate", T0 + 2 * 365 * 86_400_000)])
+        const afterId = yield* store.page({ ...moderate, limit: 50, after: { order: "id", id: "M0000000" as Ids.ListingId } })
+        assert.deepStrictEqual(afterId.rows.map((row) => row.id), ["M0000001", "M0000002"])
+        const afterLatest = yield* store.page({
+          ...request({ spam: "moderate" }, "latest"),
+          after: { order: "latest", discoveredAt: T0, id: "M0000000" as Ids.ListingId }
+        })
+        assert.deepStrictEqual(afterLatest.rows.map((row) => row.id), ["M0000001", "M0000002"])
+      }).pipe(Effect.provide(stores)))
+
     it.live("more rows written since than a page's statement reads: the page is read alone, and whole", () =>
       Effect.gen(function*() {
         const store = yield* ListingStore.ListingStore
