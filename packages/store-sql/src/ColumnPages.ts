@@ -9,11 +9,11 @@ import { int, intOrNull, opaqueIds, opaqueInstant, storable, textOrNull } from "
 import { readWatermark } from "./Watermark.ts"
 
 /*
- * Pages found in the filter columns (FilterColumns.ts): what a page's statement tests when its
+ * Pages found in the filter columns (FilterColumns.ts): what a page's statement reads when its
  * filters match few rows. The columns hold the directory as it stood at their watermark (no row
- * written before it was missed, as for the since feed, with no lag); a page's statement then tests
- * the rows the columns found and every row written since the watermark, so it is exact whatever
- * the columns trail. Loaded when a page first could use them, brought up to date at most once a
+ * written before it was missed, as for the since feed, with no lag); a page's statement then reads
+ * the rows the columns found and every row written since the watermark, and the core's filter
+ * keeps the page's rows (PageReads), so it is exact whatever the columns trail. Loaded when a page first could use them, brought up to date at most once a
  * second while pages use them. A search term's rows are read when a page first asks for it and
  * then kept up to date with the rest. docs/decisions/0516-filter-columns.md.
  */
@@ -43,9 +43,9 @@ const RETRY_MS = 30_000
 /** Rows a loading statement reads: few enough that their decoded rows die young. */
 const LOAD_CHUNK = 5_000
 
-/** A page narrowed to the columns' candidates, and how to tell whether its statement answered it whole. */
+/** A page narrowed to the columns' candidates, and how to tell whether they made it whole. */
 export interface Narrowed {
-  /** The rows the columns found, in the page's order: the page's rows but those written since the watermark. */
+  /** The rows the columns found, in the page's order: among them, every row of the page not written since the watermark. */
   readonly candidates: ReadonlyArray<string>
   /** The page's rows are among these. */
   readonly condition: Fragment
