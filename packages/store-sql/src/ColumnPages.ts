@@ -11,11 +11,12 @@ import { readWatermark } from "./Watermark.ts"
 /*
  * Pages found in the filter columns (FilterColumns.ts): what a page's statement reads when its
  * filters match few rows. The columns hold the directory as it stood at their watermark (no row
- * written before it was missed, as for the since feed, with no lag); a page's statement then reads
- * the rows the columns found and every row written since the watermark, and the core's filter
- * keeps the page's rows (PageReads), so it is exact whatever the columns trail. Loaded when a page first could use them, brought up to date at most once a
- * second while pages use them. A search term's rows are read when a page first asks for it and
- * then kept up to date with the rest. docs/decisions/0516-filter-columns.md.
+ * written before it was missed, as for the since feed, with no lag); a page's statement then
+ * reads the rows the columns found and every row written since the watermark, and the core's
+ * filter keeps the page's rows (PageReads), so it is exact whatever the columns trail. Loaded
+ * when a page first could use them, brought up to date at most once a second while pages use
+ * them. A search term's rows are read when a page first asks for it and then kept up to date
+ * with the rest. docs/decisions/0516-filter-columns.md.
  */
 
 export interface Options {

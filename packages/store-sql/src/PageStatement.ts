@@ -171,8 +171,8 @@ export const make = (sql: SqlClient.SqlClient): PageStatement => {
     const after = request.after
     if (after !== undefined) {
       if (after.order === "id") {
-        // Visible: several indexes hold the id order, and which is best follows how much of
-        // the directory lies after the position.
+        // Visible in a page's own statement: several indexes hold the id order, and which is
+        // best follows how much of the directory lies after the position.
         where.push(opaquePosition ? sql`id > ${opaqueText(sql, after.id)}` : sql`id > ${after.id}`)
       } else {
         // Opaque: only listings_latest holds this order, so every page after the first is
