@@ -586,11 +586,12 @@ export class FilterColumns {
     let end = start
     for (let word = start >>> 5; word < words && ids.length < wanted; word++) {
       let bits = word === start >>> 5 ? -1 << (start & 31) : -1
-      for (const { any, negated } of plan) {
+      // Indexed loops: for-of here allocated its iterators at every word, a scan's main garbage.
+      for (let conjunct = 0; conjunct < plan.length && bits !== 0; conjunct++) {
+        const { any, negated } = plan[conjunct]!
         let union = 0
-        for (const map of any) union |= map[word]!
+        for (let map = 0; map < any.length; map++) union |= any[map]![word]!
         bits &= negated ? ~union : union
-        if (bits === 0) break
       }
       end = Math.min(n, (word + 1) << 5)
       while (bits !== 0) {
