@@ -22,7 +22,7 @@ export const CACHES = {
   "filter-columns":
     "store-sql ColumnPages: the active listings' filtered columns and their bitmaps in both orders, and the rows of the 64 search terms last asked; loaded when a page first could use them, rows written since are read every second, and each page's statement reads them too",
   "listing-json":
-    "server ListingRendering: each record's reader-independent JSON, while the record object lives; records are immutable",
+    "server ListingRendering: each record's reader-independent JSON, the 20 000 records last rendered; records are immutable, a changed row is a new record",
   "cursors": "server RememberedCursors: the 512 cursors last signed and checked; the signing secret never changes",
   "watch-filters":
     "server RememberedWatchFilters: each watch query's decoded filters, by its stored text, up to 50 000; a stored text never changes meaning",

@@ -74,10 +74,10 @@ describe("ListingRendering", () => {
     return (yield* listings.find("RENDER01" as Ids.ListingId))!
   }).pipe(Effect.provide(StoreMemory.layer))
 
-  const membersWith = (enabled: boolean) =>
+  const membersWith = (enabled: boolean, capacity?: number) =>
     Effect.gen(function*() {
       return (yield* ListingRendering).members
-    }).pipe(Effect.provide(ListingRendering.layer(enabled)))
+    }).pipe(Effect.provide(ListingRendering.layer(enabled, capacity)))
 
   it.effect("renders what ListingJson renders, kept per record object: another object is rendered anew", () =>
     Effect.gen(function*() {
@@ -89,6 +89,24 @@ describe("ListingRendering", () => {
       Object.assign(listing, { category: "mutated-category" })
       assert.notInclude(members(listing), "mutated-category")
       assert.include(members(changed), "changed-category")
+    }))
+
+  it.effect("keeps the records last rendered: one rendered within half the capacity stays, the rest go", () =>
+    Effect.gen(function*() {
+      const listing = yield* record
+      const members = yield* membersWith(true, 4)
+      const others = Array.from({ length: 4 }, (_, index) => ({ ...listing, id: `OTHER00${index}` as Ids.ListingId }))
+      members(listing)
+      members(others[0]!)
+      // Used again within the last two renderings (half of 4): still kept after two more.
+      Object.assign(listing, { category: "mutated-category" })
+      assert.notInclude(members(listing), "mutated-category")
+      members(others[1]!)
+      members(others[2]!)
+      assert.notInclude(members(listing), "mutated-category")
+      // Four others since its last use: no longer kept, rendered anew.
+      for (const other of others) members(other)
+      assert.include(members(listing), "mutated-category")
     }))
 
   it.effect("switched off, renders every time", () =>

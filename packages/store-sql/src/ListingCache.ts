@@ -6,7 +6,7 @@ import type { Listing } from "@dropshelf/core"
  * row's current content. A page then reads only ids and versions and decodes just the rows it
  * has not seen at that version: decoding full rows costs more than the query itself
  * (docs/decisions/0501-page-statement.md). Handing back the same object for an unchanged row
- * also lets the core keep what it derives from a record (its published JSON) in a WeakMap.
+ * also lets the server keep what it derives from a record (its published JSON) by object.
  */
 
 /** Rows remembered; those not used for the longest go first. */
