@@ -259,7 +259,12 @@ export class FilterColumns {
       this.latestRow[at] = row
       this.latestDiscovered[at] = discoveredOf(row)
       this.byLatest.checked[at] = this.byId.checked[row]!
-      for (const name of CODED) this.byLatest.bytes[name][at] = this.byId.bytes[name][row]!
+    }
+    // A column at a time: looking each one up by name at every row cost most of a load.
+    for (const name of CODED) {
+      const from = this.byId.bytes[name]
+      const to = this.byLatest.bytes[name]
+      for (let at = 0; at < this.size; at++) to[at] = from[positions[at]!]!
     }
   }
 
