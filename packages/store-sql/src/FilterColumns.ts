@@ -293,6 +293,8 @@ export class FilterColumns {
       return [rows.id, copy.id] as const
     })
     const addedAt = new Uint32Array(added.length)
+    // Each row's position in this copy's source, -1 for a row added.
+    const source = new Int32Array(n)
     let from = 0
     let a = 0
     for (let at = 0; at < n; at++) {
@@ -301,15 +303,24 @@ export class FilterColumns {
         columns.ids[at] = this.ids[from]!
         columns.discoveredMinute[at] = this.discoveredMinute[from]!
         columns.byId.checked[at] = this.byId.checked[from]!
-        for (const name of CODED) columns.byId.bytes[name][at] = this.byId.bytes[name][from]!
-        for (const [bits, copy] of terms) setBit(copy, at, bitOf(bits, from) === 1)
+        source[at] = from
         keptAt[from++] = at
       } else {
         const [id, row] = added[a]!
         columns.ids[at] = id
         columns.write(at, row)
+        source[at] = -1
         addedAt[a++] = at
       }
+    }
+    // The rows kept, a column at a time (as fillLatest copies).
+    for (const name of CODED) {
+      const to = columns.byId.bytes[name]
+      const bytes = this.byId.bytes[name]
+      for (let at = 0; at < n; at++) if (source[at]! >= 0) to[at] = bytes[source[at]!]!
+    }
+    for (const [bits, copy] of terms) {
+      for (let at = 0; at < n; at++) if (source[at]! >= 0) setBit(copy, at, bitOf(bits, source[at]!) === 1)
     }
     // Newest first: the rows held, in their order, merged with the new ones sorted.
     const fresh = added.map(([id, row], index) => ({ id, discovered: row.discoveredAt, at: addedAt[index]! }))
