@@ -11,6 +11,18 @@ export const ticksOf = (pid: number | string): number => {
   }
 }
 
+/** Resolves once `pid` has used under a tenth of a core over a second, or after `limitMs`. */
+export const untilQuiet = async (pid: number | string, limitMs = 60_000): Promise<void> => {
+  const started = performance.now()
+  let before = ticksOf(pid)
+  while (performance.now() - started < limitMs) {
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const now = ticksOf(pid)
+    if (now - before < 10) return
+    before = now
+  }
+}
+
 /**
  * Nanoseconds the main thread of a process (a Node server's event loop) has spent runnable but
  * waiting for a CPU, from /proc/<pid>/schedstat; 0 once it is gone.
