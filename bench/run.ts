@@ -11,9 +11,9 @@
  *
  * Every mix is first run unsampled for BENCH_WARMUP seconds (6), so that the JIT and the heap
  * settle before it is measured (docs/performance.md says why); before the first, the mixed
- * workload's filter sets are asked once each and the server left to load its filter columns. Latency percentiles are exact
- * (bench/load.ts), not autocannon's whole milliseconds. The since feed is
- * pulled twice: by the server that served the mixes, and by a fresh one.
+ * workload's filter sets are asked once each and the server left to load its filter columns.
+ * Latency percentiles are exact (bench/load.ts), not autocannon's whole milliseconds. The since
+ * feed is pulled twice: by the server that served the mixes, and by a fresh one.
  *
  * The mixed list workload is what a population of clients asks and a page cache cannot serve:
  * many filter sets, each paged through its first three pages by `next_cursor`, between single
