@@ -243,7 +243,7 @@ export class FilterColumns {
         }
         // Until now latestDiscovered held each row's discovery in the id order.
         const discovered = full.latestDiscovered.slice(0, n)
-        const positions = new Uint32Array(n)
+        const positions = new Int32Array(n)
         for (let at = 0; at < n; at++) positions[at] = at
         positions.sort((x, y) => discovered[y]! - discovered[x]! || x - y)
         columns.fillLatest(positions, (row) => discovered[row]!)
@@ -253,19 +253,14 @@ export class FilterColumns {
   }
 
   /** The newest-first order from the id order's columns: `positions` lists id positions newest first. */
-  private fillLatest(positions: Uint32Array, discoveredOf: (row: number) => number) {
+  private fillLatest(positions: Int32Array, discoveredOf: (row: number) => number) {
     for (let at = 0; at < this.size; at++) {
       const row = positions[at]!
       this.latestRow[at] = row
       this.latestDiscovered[at] = discoveredOf(row)
       this.byLatest.checked[at] = this.byId.checked[row]!
     }
-    // A column at a time: looking each one up by name at every row cost most of a load.
-    for (const name of CODED) {
-      const from = this.byId.bytes[name]
-      const to = this.byLatest.bytes[name]
-      for (let at = 0; at < this.size; at++) to[at] = from[positions[at]!]!
-    }
+    copyBytes(this.byLatest, this.byId, positions)
   }
 
   /**
@@ -313,19 +308,14 @@ export class FilterColumns {
         addedAt[a++] = at
       }
     }
-    // The rows kept, a column at a time (as fillLatest copies).
-    for (const name of CODED) {
-      const to = columns.byId.bytes[name]
-      const bytes = this.byId.bytes[name]
-      for (let at = 0; at < n; at++) if (source[at]! >= 0) to[at] = bytes[source[at]!]!
-    }
+    copyBytes(columns.byId, this.byId, source)
     for (const [bits, copy] of terms) {
       for (let at = 0; at < n; at++) if (source[at]! >= 0) setBit(copy, at, bitOf(bits, source[at]!) === 1)
     }
     // Newest first: the rows held, in their order, merged with the new ones sorted.
     const fresh = added.map(([id, row], index) => ({ id, discovered: row.discoveredAt, at: addedAt[index]! }))
       .sort((x, y) => y.discovered - x.discovered || x.id - y.id)
-    const positions = new Uint32Array(n)
+    const positions = new Int32Array(n)
     const discovered = new Float64Array(n)
     let held = 0
     let f = 0
@@ -642,3 +632,19 @@ const flagsTable = (test: Test) => {
 }
 
 const orderOf = (n: number): Order => ({ bytes: bytesOf(n), checked: new Uint32Array(n) })
+
+/**
+ * The coded bytes of `from` into `to`, a column at a time: position `at` takes row `source[at]`
+ * and keeps its own bytes where that is -1. Looking each column up by name at every row cost
+ * most of a load.
+ */
+const copyBytes = (to: Order, from: Order, source: Int32Array) => {
+  for (const name of CODED) {
+    const into = to.bytes[name]
+    const bytes = from.bytes[name]
+    for (let at = 0; at < source.length; at++) {
+      const row = source[at]!
+      if (row >= 0) into[at] = bytes[row]!
+    }
+  }
+}
