@@ -9,8 +9,9 @@
  * The server is the bundle of `npm run build`, as deployed (bench/server.ts); idle RSS is also
  * given for the TypeScript sources run directly.
  *
- * Every mix is first run unsampled for BENCH_WARMUP seconds (6), so that the JIT and the heap
- * settle before it is measured (docs/performance.md says why); before the first, the mixed
+ * Every mix's first BENCH_WARMUP seconds (6) are not sampled, so that the JIT and the heap settle
+ * and the connections' walks spread out before it is measured (docs/performance.md says why; the
+ * same connections go on, bench/load.ts); before the first, the mixed
  * workload's filter sets are asked once each and the server left to load its filter columns.
  * Latency percentiles are exact (bench/load.ts), not autocannon's whole milliseconds. The since
  * feed is pulled twice: by the server that served the mixes, and by a fresh one.
