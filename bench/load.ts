@@ -113,11 +113,10 @@ const setupClient = (client: autocannon.Client) => {
  * autocannon's own percentiles come from a histogram of whole milliseconds, too coarse for
  * pages answered in 5-10 ms (one millisecond is 10-20 % there). Every 2xx response's exact time
  * is kept instead, as autocannon keeps only 2xx latencies, of the requests sent after the
- * warm-up. One run, the warm-up its first seconds: autocannon's own warm-up is a run of its own,
- * and its measured run opens new connections that all start their walks at once, a burst of
- * first pages no steady population of callers makes (their times were the run's slowest).
- * Called without a callback, autocannon returns its tracker made thenable (lib/init.js), which
- * its types declare as a bare promise.
+ * warm-up. One run, the warm-up its first seconds: after autocannon's own warm-up, a run of its
+ * own, new connections all start their walks at once, a burst of first pages no steady
+ * population of callers makes. Called without a callback, autocannon returns its tracker made
+ * thenable (lib/init.js), which its types declare as a bare promise.
  */
 const latencies: Array<number> = []
 const latenciesOf: Record<Kind, Array<number>> = { pages: [], reads: [] }
