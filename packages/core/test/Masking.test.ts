@@ -344,8 +344,11 @@ describe("Masking.tldOf", () => {
     ["x.co.uk", "co.uk"],
     ["bestcoffeeshop.com", "com"],
     ["green-energy-hub.org.uk", "org.uk"],
-    ["startup.io", "io"]
-  ])("publishes %s under tld %s", (domain, expected) => {
+    ["startup.io", "io"],
+    ["myblog.github.io", "io"],
+    ["city.kawasaki.jp", "kawasaki.jp"],
+    ["shop.zzzunknown", "zzzunknown"]
+  ])("publishes %s under tld %s (the ICANN section, its wildcards and exceptions; else the last label)", (domain, expected) => {
     assert.strictEqual(Masking.tldOf(domain), expected)
   })
 

@@ -1,4 +1,4 @@
-import { parse } from "tldts"
+import { getPublicSuffix, parse } from "tldts"
 import { dictionaryWords } from "./Dictionary.ts"
 
 /*
@@ -148,9 +148,14 @@ export interface NameParts {
   readonly suffix: string
 }
 
+/**
+ * A listing's name is a lower-case hostname (`ImportLine`'s pattern): tldts need not extract or
+ * validate it from a URL first, which took most of a look-up.
+ */
+const HOSTNAME = { allowPrivateDomains: false, extractHostname: false, validateHostname: false, detectIp: false, mixedInputs: false }
+
 export const splitName = (domain: string): NameParts => {
-  const parsed = parse(domain, { allowPrivateDomains: false })
-  const publicSuffix = parsed.publicSuffix ?? domain.slice(domain.lastIndexOf(".") + 1)
+  const publicSuffix = getPublicSuffix(domain, HOSTNAME) ?? domain.slice(domain.lastIndexOf(".") + 1)
   const suffix = domain.endsWith(`.${publicSuffix}`) ? `.${publicSuffix}` : ""
   return { label: domain.slice(0, domain.length - suffix.length), suffix }
 }
