@@ -1,4 +1,5 @@
 import type { Listing } from "@dropshelf/core"
+import { SieveCache } from "@neophi/sieve-cache"
 
 /*
  * Decoded listings kept by (id, updated_at). updated_at is a strict row version (every write
@@ -9,7 +10,7 @@ import type { Listing } from "@dropshelf/core"
  * also lets the server keep what it derives from a record (its published JSON) by object.
  */
 
-/** Rows remembered; those not used for the longest go first. */
+/** Rows remembered. */
 export const DEFAULT_CAPACITY = 20_000
 
 export interface ListingCache {
@@ -22,44 +23,28 @@ export interface ListingCache {
 }
 
 /*
- * Two generations instead of an exact LRU: records go into the young map; when it holds half the
- * capacity it becomes the old one and the previous old one is dropped; a hit in the old map
- * moves the record to the young one. A hit in the young map costs one look-up; a strict LRU
- * deletes and re-inserts on every hit, and a page makes a hit a row
- * (docs/decisions/0509-read-paths.md). At most `capacity` records are held; one used within the
- * last half-capacity insertions is kept.
+ * Evicted by SIEVE (@neophi/sieve-cache, docs/decisions/0512-caches.md): a hit only marks the
+ * record, and the record evicted is the oldest not hit since the eviction hand last passed it.
+ * Rows read once, a single read over the whole directory, a walk wider than the cache, then go
+ * before rows read again, where recency alone evicts the rows a population of callers comes
+ * back to. At most `capacity` records are held.
  */
 export const make = (capacity: number = DEFAULT_CAPACITY): ListingCache => {
-  const half = Math.max(1, Math.floor(capacity / 2))
-  let young = new Map<string, Listing.ListingRecord>()
-  let old = new Map<string, Listing.ListingRecord>()
-  const keep = (record: Listing.ListingRecord) => {
-    if (capacity <= 0) return
-    young.set(record.id, record)
-    if (young.size >= half) {
-      old = young
-      young = new Map()
-    }
+  if (capacity <= 0) {
+    return { get: () => undefined, intern: (record) => record, has: () => false }
   }
-  /** The newest record cached for `id`, at whatever version. */
-  const find = (id: string) => {
-    const fresh = young.get(id)
-    if (fresh !== undefined) return fresh
-    const aged = old.get(id)
-    if (aged !== undefined) keep(aged)
-    return aged
-  }
+  const records = new SieveCache<string, Listing.ListingRecord>(capacity)
   return {
     get: (id, updatedAt) => {
-      const record = find(id)
+      const record = records.get(id)
       return record !== undefined && record.updatedAt === updatedAt ? record : undefined
     },
     intern: (record) => {
-      const cached = find(record.id)
+      const cached = records.get(record.id)
       if (cached !== undefined && cached.updatedAt === record.updatedAt) return cached
-      keep(record)
+      records.set(record.id, record)
       return record
     },
-    has: (id) => young.has(id) || old.has(id)
+    has: (id) => records.has(id)
   }
 }
