@@ -23,11 +23,10 @@ export interface ListingCache {
 }
 
 /*
- * Evicted by SIEVE (@neophi/sieve-cache, docs/decisions/0512-caches.md): a hit only marks the
+ * Evicted by SIEVE (@neophi/sieve-cache, docs/decisions/0517-eviction.md): a hit only marks the
  * record, and the record evicted is the oldest not hit since the eviction hand last passed it.
- * Rows read once, a single read over the whole directory, a walk wider than the cache, then go
- * before rows read again, where recency alone evicts the rows a population of callers comes
- * back to. At most `capacity` records are held.
+ * So rows read once (single reads over the whole directory, walks wider than the cache) go
+ * before rows read again, which recency alone would evict. At most `capacity` are held.
  */
 export const make = (capacity: number = DEFAULT_CAPACITY): ListingCache => {
   if (capacity <= 0) {
