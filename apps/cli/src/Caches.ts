@@ -13,7 +13,7 @@ export const CACHES = {
   "key-lookups":
     "store-sql KeyLookups: each key digest's answer (key and plan, or none), 10 s; dropped on any key or plan write, here or announced by dropshelf_auth",
   "listing-records":
-    "store-sql ListingCache: decoded listings by (id, updated_at), 20 000, evicted by SIEVE (rows read once go first); a write moves updated_at, so a changed row is decoded again",
+    "store-sql ListingCache: decoded listings by (id, updated_at), 60 000, evicted by SIEVE (rows read once go first); a write moves updated_at, so a changed row is decoded again",
   "shared-reads":
     "store-sql SharedReads: concurrent identical reads wait for one statement; keeps nothing once it has answered",
   "synced-at": "store-sql SinceFeed: the since watermark, reused for 1 s; a valid watermark stays valid",
@@ -22,7 +22,7 @@ export const CACHES = {
   "filter-columns":
     "store-sql ColumnPages: the active listings' filtered columns and their bitmaps in both orders, and the rows of the 64 search terms last asked; loaded when a page first could use them, rows written since are read every second, and each page's statement reads them too",
   "listing-json":
-    "server ListingRendering: each record's reader-independent JSON, 20 000 records, evicted by SIEVE; records are immutable, a changed row is a new record",
+    "server ListingRendering: each record's reader-independent JSON, 60 000 records, evicted by SIEVE; records are immutable, a changed row is a new record",
   "cursors": "server RememberedCursors: the 512 cursors last signed and checked; the signing secret never changes",
   "watch-filters":
     "server RememberedWatchFilters: each watch query's decoded filters, by its stored text, up to 50 000; a stored text never changes meaning",

@@ -10,8 +10,8 @@ import { SieveCache } from "@neophi/sieve-cache"
  * also lets the server keep what it derives from a record (its published JSON) by object.
  */
 
-/** Rows remembered. */
-export const DEFAULT_CAPACITY = 20_000
+/** Rows remembered: what callers walking arbitrary filter sets come back to (docs/decisions/0517-eviction.md). */
+export const DEFAULT_CAPACITY = 60_000
 
 export interface ListingCache {
   /** The record of this id if it is cached at exactly this version. */

@@ -14,7 +14,7 @@ import { Context, Layer } from "effect"
  */
 
 /** Records whose text is kept: as many as the SQL adapter's row cache holds. */
-const DEFAULT_CAPACITY = 20_000
+const DEFAULT_CAPACITY = 60_000
 
 export class ListingRendering extends Context.Service<ListingRendering, {
   /** Renders what no reader changes of a listing, remembered per record object when the cache is on. */
