@@ -91,24 +91,34 @@ export const pathOf = (query: string) => query === "" ? "/api/v1/domains" : `/ap
 
 export interface TimedCombination {
   readonly query: string
-  /** Each page's single-request time in ms, in page order: fewer than `pages` when the last came first. */
+  /**
+   * Each page's single-request time in ms, the median of its timed passes, in page order: fewer
+   * than `pages` when the last came first.
+   */
   readonly pageMs: ReadonlyArray<number>
+  /** Each page's slowest timed pass, in ms: what a pause of the whole process (a collection) adds. */
+  readonly worstMs: ReadonlyArray<number>
   /** Rows on each page. */
   readonly pageRows: ReadonlyArray<number>
 }
 
 /**
  * Every combination through its first `pages` pages by `next_cursor`, one request at a time:
- * once to warm the server's plans and caches (as the load before did for some), then timed.
- * Any answer but 200 throws: the generator must never draw an invalid request.
+ * once to warm the server's plans and caches (as the load before did for some), then `passes`
+ * times, timed. A page's time is the median of its passes: what the page costs, where one pass
+ * alone also catches whatever else the process was doing then (a collection, a refresh in the
+ * background), which any page could meet. Any answer but 200 throws: the generator must never
+ * draw an invalid request.
  */
 export const timeCombinations = async (
   port: number,
   key: string,
   queries: ReadonlyArray<string>,
-  pages: number
+  pages: number,
+  passes = 3
 ): Promise<Array<TimedCombination>> => {
-  const walk = async (query: string): Promise<TimedCombination> => {
+  type Walk = { readonly pageMs: ReadonlyArray<number>; readonly pageRows: ReadonlyArray<number> }
+  const walk = async (query: string): Promise<Walk> => {
     const pageMs: Array<number> = []
     const pageRows: Array<number> = []
     let cursor: string | null = null
@@ -125,10 +135,19 @@ export const timeCombinations = async (
       cursor = body.next_cursor
       if (cursor === null) break
     }
-    return { query, pageMs, pageRows }
+    return { pageMs, pageRows }
   }
   for (const query of queries) await walk(query)
-  const timed: Array<TimedCombination> = []
-  for (const query of queries) timed.push(await walk(query))
-  return timed
+  // Pass after pass over every combination, so that a pause lands on different pages each time.
+  const runs: Array<Array<Walk>> = []
+  for (let pass = 0; pass < passes; pass++) {
+    const run: Array<Walk> = []
+    for (const query of queries) run.push(await walk(query))
+    runs.push(run)
+  }
+  return queries.map((query, index) => {
+    const { pageRows } = runs[0]![index]!
+    const times = pageRows.map((_, page) => runs.map((run) => run[index]!.pageMs[page]!).sort((a, b) => a - b))
+    return { query, pageMs: times.map((sorted) => sorted[sorted.length >> 1]!), worstMs: times.map((sorted) => sorted.at(-1)!), pageRows }
+  })
 }

@@ -25,7 +25,8 @@
  * The random-combination workload (bench/combos.ts) is the mixed one over BENCH_COMBOS (200)
  * combinations of every filter drawn from BENCH_COMBO_SEED (1), run after it with a warm-up of its
  * own, BENCH_COMBO_WARMUP seconds (60); then, one request at a time, every page of every
- * combination is timed, and the ten slowest are printed.
+ * combination is timed in BENCH_COMBO_PASSES passes (3), a page's time their median, and the ten
+ * slowest are printed.
  *
  * Environment: BENCH_LISTINGS (1000000), BENCH_SMALL (10000), BENCH_DURATION seconds per mix (10),
  * BENCH_WARMUP seconds (6), BENCH_CONNECTIONS (50), BENCH_IMPORT_ROWS (200000), BENCH_COMBOS (200),
@@ -64,6 +65,8 @@ const COMBOS = Number(process.env.BENCH_COMBOS ?? 200)
 const COMBO_SEED = Number(process.env.BENCH_COMBO_SEED ?? 1)
 /** The combinations' warm-up: under it the filter columns load and their search terms are read, as on a server up a while. */
 const COMBO_WARMUP = Number(process.env.BENCH_COMBO_WARMUP ?? 60)
+/** Timed passes over every page one request at a time; a page's time is their median. */
+const COMBO_PASSES = Math.max(1, Number(process.env.BENCH_COMBO_PASSES ?? 3))
 const PARTS = ["import", "idle", "pages", "otlp", "mixed", "combos", "deep", "writes", "since", "snapshot", "scale", "caches"] as const
 const ONLY = process.env.BENCH_ONLY?.split(",").map((part) => part.trim()).filter((part) => part.length > 0)
 const unknownParts = (ONLY ?? []).filter((part) => !(PARTS as ReadonlyArray<string>).includes(part))
@@ -170,14 +173,17 @@ const printCombos = (result: LoadResult, timed: ReadonlyArray<TimedCombination>)
   console.log(`combos: pages p50 ${ms(pages.p50)}, p99 ${ms(pages.p99)} (${pages.count}); single reads p50 ${ms(reads.p50)}, p99 ${ms(reads.p99)} (${reads.count})`)
   for (const failure of result.failures) console.log(`  not 200: ${failure}`)
   const pageTimes = timed.flatMap((combination) => combination.pageMs).sort((a, b) => a - b)
+  const worst = timed.flatMap((combination) => combination.worstMs).sort((a, b) => a - b)
   const over = pageTimes.filter((time) => time > PAGE_TARGET_MS).length
   console.log(
-    `combos one request at a time, warm: ${pageTimes.length} pages, p50 ${ms(percentileOf(pageTimes, 0.5))}, p99 ${ms(percentileOf(pageTimes, 0.99))}, slowest ${
-      ms(pageTimes.at(-1) ?? 0)
-    }; ${over} over ${PAGE_TARGET_MS} ms`
+    `combos one request at a time, warm, a page's median of ${COMBO_PASSES} passes: ${pageTimes.length} pages, p50 ${ms(percentileOf(pageTimes, 0.5))}, p99 ${
+      ms(percentileOf(pageTimes, 0.99))
+    }, slowest ${ms(pageTimes.at(-1) ?? 0)}; ${over} over ${PAGE_TARGET_MS} ms; slowest of any pass ${ms(worst.at(-1) ?? 0)} (${
+      worst.filter((time) => time > PAGE_TARGET_MS).length
+    } pages over in some pass)`
   )
   const slowest = [...timed].sort((a, b) => Math.max(...b.pageMs) - Math.max(...a.pageMs)).slice(0, 10)
-  console.log("ten slowest combinations (slowest page as a single request; rows a page):")
+  console.log("ten slowest combinations (slowest page, its median as a single request; rows a page):")
   for (const { pageMs, pageRows, query } of slowest) {
     const page = pageMs.indexOf(Math.max(...pageMs))
     console.log(`  ${ms(pageMs[page]!)} page ${page + 1} of ${pageMs.length} (${pageRows.join("/")} rows): ${query === "" ? "(no filter)" : decodeURIComponent(query.replaceAll("+", "%20"))}`)
@@ -309,7 +315,7 @@ const main = async () => {
     const comboLoad = loadWalks(port, key, comboWalks(), { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: COMBO_WARMUP })
     row(`combos: ${COMBOS} random combinations × 3 pages, single reads`, comboLoad, rssMb(server.pid!), ceiling.requestsPerSecond)
     rows.splice(listRowsAt++, 0, rows.pop()!)
-    combos = { load: comboLoad, timed: await timeCombinations(port, key, combinations(COMBOS, COMBO_SEED), 3) }
+    combos = { load: comboLoad, timed: await timeCombinations(port, key, combinations(COMBOS, COMBO_SEED), 3, COMBO_PASSES) }
   }
   await stop(server)
 
