@@ -115,7 +115,7 @@ export const timeCombinations = async (
   key: string,
   queries: ReadonlyArray<string>,
   pages: number,
-  passes = 3
+  passes: number
 ): Promise<Array<TimedCombination>> => {
   type Walk = { readonly pageMs: ReadonlyArray<number>; readonly pageRows: ReadonlyArray<number> }
   const walk = async (query: string): Promise<Walk> => {
